@@ -1,0 +1,330 @@
+/**
+ * The error model of spec part 7. Every error we throw is a {@link CloudBrowserError};
+ * every message, stack and cause is redacted before it is stored.
+ */
+import { redact, redactCause } from './internal/redact.js';
+
+const BRAND = Symbol.for('cloud-browser.error-kinds');
+
+type Branded = { readonly [BRAND]?: readonly string[] };
+
+function kindsOf(target: object): string[] {
+  const kinds: string[] = [];
+  let proto: unknown = Object.getPrototypeOf(target);
+  while (proto && proto !== Error.prototype && proto !== Object.prototype) {
+    const name = Object.hasOwn(proto, 'name') ? (proto as { name: unknown }).name : undefined;
+    if (typeof name === 'string') kinds.push(name);
+    proto = Object.getPrototypeOf(proto);
+  }
+  return kinds;
+}
+
+function hasKind(value: unknown, kind: string): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const kinds = (value as Branded)[BRAND];
+  return Array.isArray(kinds) && kinds.includes(kind);
+}
+
+/** Options every error constructor takes. */
+export interface ErrorOptions {
+  /** What caused it; stored as a redacted copy. */
+  cause?: unknown;
+}
+
+/**
+ * The base of every error thrown by cloud-browser. Its message, stack and cause never
+ * hold a credential: they are redacted when the error is made.
+ *
+ * @example
+ * try { buildBrowserUrl({ timeout: 9999 }) } catch (e) { if (isCloudBrowserError(e)) console.error(e.message) }
+ */
+export class CloudBrowserError extends Error {
+  declare readonly [BRAND]: readonly string[];
+
+  constructor(message: string, options: ErrorOptions = {}) {
+    super(redact(message));
+    Object.defineProperty(this, BRAND, { value: kindsOf(this), enumerable: false });
+    if (options.cause !== undefined) {
+      Object.defineProperty(this, 'cause', {
+        value: redactCause(options.cause),
+        enumerable: false,
+        writable: true,
+        configurable: true,
+      });
+    }
+    // The stack was captured with the message already redacted; its first line names
+    // `Error` because the subclass's name is on the prototype, so rewrite that line.
+    if (typeof this.stack === 'string') {
+      this.stack = redact(this.stack.replace(/^Error\b/, this.name));
+    }
+  }
+}
+Object.defineProperty(CloudBrowserError.prototype, 'name', { value: 'CloudBrowserError', writable: true });
+
+/** One problem found in the options: the option's wire name and what to do. */
+export interface ConfigIssue {
+  /** The option's wire name (`timeout`, `vault_key`…), or `(options)` for the whole object. */
+  option: string;
+  /** What is wrong and how to fix it; never holds a secret's value. */
+  message: string;
+}
+
+/**
+ * Options that break a rule of the spec or of DECISIONS.md. Lists every problem at once.
+ *
+ * @example
+ * catch (e) { if (isConfigError(e)) for (const i of e.issues) console.error(i.option, i.message) }
+ */
+export class ConfigError extends CloudBrowserError {
+  readonly issues: readonly ConfigIssue[];
+
+  constructor(subject: string, issues: readonly ConfigIssue[], options: ErrorOptions = {}) {
+    const lines = issues.map((i) => `  - ${i.message}`);
+    super(
+      `Invalid ${subject}: ${issues.length} problem${issues.length === 1 ? '' : 's'}\n${lines.join('\n')}`,
+      options,
+    );
+    this.issues = issues.map((i) => ({ option: i.option, message: redact(i.message) }));
+  }
+}
+Object.defineProperty(ConfigError.prototype, 'name', { value: 'ConfigError', writable: true });
+
+/**
+ * An operation that did not finish within its time limit. `uuid` names the crawl when
+ * the operation was a wait; the crawl itself is left running.
+ */
+export class TimeoutError extends CloudBrowserError {
+  readonly uuid: string | undefined;
+  constructor(message: string, options: ErrorOptions & { uuid?: string } = {}) {
+    super(message, options);
+    this.uuid = options.uuid;
+  }
+}
+Object.defineProperty(TimeoutError.prototype, 'name', { value: 'TimeoutError', writable: true });
+
+/** The service could not be reached (DNS, refused, reset) or the caller aborted. */
+export class ConnectionError extends CloudBrowserError {}
+Object.defineProperty(ConnectionError.prototype, 'name', { value: 'ConnectionError', writable: true });
+
+/** The fields of a service error (spec part 7), wire names. */
+export interface ServiceErrorFields {
+  message: string;
+  code: string;
+  http_status_code: number;
+  resource?: string | undefined;
+  is_retryable: boolean;
+  retry_delay?: number | undefined;
+  retry_times?: number | undefined;
+  documentation_url?: string | undefined;
+  /** `HTTP_BAD_RESPONSE` or `SERVICE_ERROR` when the service names it. */
+  kind?: string | undefined;
+  /** From the `{status: "error"}` envelope (D13). */
+  error_id?: string | undefined;
+  /** From the `{status: "error"}` envelope (D13). */
+  reason?: string | undefined;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+function int(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && /^\d+$/.test(v.trim())) return Number(v);
+  return undefined;
+}
+
+/** Seconds from a `Retry-After` header (delta seconds or an HTTP date). */
+export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** What {@link ServiceError.generate} reads besides the body. */
+export interface ServiceErrorInit {
+  /** The HTTP status of the answer, used when the body names none. */
+  status?: number | undefined;
+  /** The answer's headers, for `Retry-After`. */
+  headers?: Headers | Record<string, string | string[] | undefined> | undefined;
+  cause?: unknown;
+}
+
+function header(headers: ServiceErrorInit['headers'], name: string): string | undefined {
+  if (!headers) return undefined;
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const rec = headers as Record<string, string | string[] | undefined>;
+  const key = Object.keys(rec).find((k) => k.toLowerCase() === name);
+  const v = key === undefined ? undefined : rec[key];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * An error answered by the service, with the fields of spec part 7. Build one with
+ * {@link ServiceError.generate}, which picks the subclass from the code and status.
+ *
+ * @example
+ * catch (e) { if (isServiceError(e) && e.is_retryable) setTimeout(retry, (e.retry_delay ?? 1) * 1000) }
+ */
+export class ServiceError extends CloudBrowserError implements ServiceErrorFields {
+  readonly code: string;
+  readonly http_status_code: number;
+  readonly resource: string | undefined;
+  readonly is_retryable: boolean;
+  readonly retry_delay: number | undefined;
+  readonly retry_times: number | undefined;
+  readonly documentation_url: string | undefined;
+  readonly kind: string | undefined;
+  readonly error_id: string | undefined;
+  readonly reason: string | undefined;
+
+  constructor(fields: ServiceErrorFields, options: ErrorOptions = {}) {
+    const text = redact(fields.message);
+    super(text.startsWith(fields.code) ? text : `${fields.code}: ${text}`, options);
+    this.code = fields.code;
+    this.http_status_code = fields.http_status_code;
+    this.resource = fields.resource;
+    this.is_retryable = fields.is_retryable;
+    this.retry_delay = fields.retry_delay;
+    this.retry_times = fields.retry_times;
+    this.documentation_url = fields.documentation_url;
+    this.kind = fields.kind;
+    this.error_id = fields.error_id;
+    this.reason = fields.reason === undefined ? undefined : redact(fields.reason);
+  }
+
+  /**
+   * Read a service error from an answer's body: either the part-7 object or the
+   * `{status: "error", http_code, reason, error_id, message, code}` envelope (D13), also
+   * when nested under `error`. Picks `CrawlerError` for `ERR::CRAWLER::*` codes, else the
+   * subclass of the HTTP status.
+   */
+  static generate(body: unknown, init: ServiceErrorInit = {}): ServiceError {
+    const fields = ServiceError.fields(body, init);
+    const Class = ServiceError.classFor(fields);
+    return new Class(fields, { cause: init.cause });
+  }
+
+  /** The part-7 fields found in `body`, with defaults from `init`. */
+  static fields(body: unknown, init: ServiceErrorInit = {}): ServiceErrorFields {
+    let raw: Record<string, unknown> = {};
+    if (typeof body === 'object' && body !== null) {
+      raw = body as Record<string, unknown>;
+      const nested = raw.error;
+      if (typeof nested === 'object' && nested !== null && !('code' in raw)) raw = { ...raw, ...(nested as object) };
+    }
+    const status = int(raw.http_status_code) ?? int(raw.http_code) ?? init.status ?? 0;
+    const code = str(raw.code) ?? (status ? `HTTP_${status}` : 'UNKNOWN');
+    const message =
+      str(raw.message) ??
+      str(raw.reason) ??
+      (typeof body === 'string' && body.trim() ? body.trim().slice(0, 500) : undefined) ??
+      (status ? `the service answered HTTP ${status}` : 'the service answered with an error');
+    const retryable = raw.is_retryable;
+    return {
+      message,
+      code,
+      http_status_code: status,
+      resource: str(raw.resource),
+      is_retryable: retryable === true || retryable === 'true',
+      retry_delay: int(raw.retry_delay) ?? parseRetryAfter(header(init.headers, 'retry-after')),
+      retry_times: int(raw.retry_times),
+      documentation_url: str(raw.documentation_url),
+      kind: str(raw.kind) ?? str(raw.type),
+      error_id: str(raw.error_id),
+      reason: str(raw.reason),
+    };
+  }
+
+  private static classFor(fields: ServiceErrorFields): new (f: ServiceErrorFields, o?: ErrorOptions) => ServiceError {
+    if (fields.code.startsWith('ERR::CRAWLER::')) return CrawlerError;
+    const s = fields.http_status_code;
+    if (s === 400) return BadRequestError;
+    if (s === 401) return AuthenticationError;
+    if (s === 403) return PermissionDeniedError;
+    if (s === 404) return NotFoundError;
+    if (s === 409) return ConflictError;
+    if (s === 422) return UnprocessableEntityError;
+    if (s === 429) return RateLimitError;
+    if (s >= 500) return ServerError;
+    return ServiceError;
+  }
+}
+Object.defineProperty(ServiceError.prototype, 'name', { value: 'ServiceError', writable: true });
+
+/** HTTP 400: the request was malformed or its options invalid. */
+export class BadRequestError extends ServiceError {}
+/** HTTP 401: the API key is missing or wrong. */
+export class AuthenticationError extends ServiceError {}
+/** HTTP 403: the key may not do this (plan, project or environment). */
+export class PermissionDeniedError extends ServiceError {}
+/** HTTP 404: no such crawl, run or resource. */
+export class NotFoundError extends ServiceError {}
+/** HTTP 409: the resource is in a state that forbids this now. */
+export class ConflictError extends ServiceError {}
+/** HTTP 422: well-formed but unprocessable. */
+export class UnprocessableEntityError extends ServiceError {}
+/** HTTP 429: throttled; see `retry_delay`. */
+export class RateLimitError extends ServiceError {}
+/** HTTP 5xx: the service failed. */
+export class ServerError extends ServiceError {}
+
+/**
+ * A crawler error (spec part 7): an `ERR::CRAWLER::*` code, or a crawl job that ended
+ * failed or cancelled, in which case `uuid` names it.
+ */
+export class CrawlerError extends ServiceError {
+  readonly uuid: string | undefined;
+  constructor(fields: ServiceErrorFields & { uuid?: string | undefined }, options: ErrorOptions = {}) {
+    super(fields, options);
+    this.uuid = fields.uuid;
+  }
+}
+
+for (const [Class, name] of [
+  [BadRequestError, 'BadRequestError'],
+  [AuthenticationError, 'AuthenticationError'],
+  [PermissionDeniedError, 'PermissionDeniedError'],
+  [NotFoundError, 'NotFoundError'],
+  [ConflictError, 'ConflictError'],
+  [UnprocessableEntityError, 'UnprocessableEntityError'],
+  [RateLimitError, 'RateLimitError'],
+  [ServerError, 'ServerError'],
+  [CrawlerError, 'CrawlerError'],
+] as const) {
+  Object.defineProperty(Class.prototype, 'name', { value: name, writable: true });
+}
+
+/** Whether `e` is any error of this library (works across ESM and CJS copies). */
+export function isCloudBrowserError(e: unknown): e is CloudBrowserError {
+  return hasKind(e, 'CloudBrowserError');
+}
+/** Whether `e` is a {@link ConfigError}. */
+export function isConfigError(e: unknown): e is ConfigError {
+  return hasKind(e, 'ConfigError');
+}
+/** Whether `e` is a {@link ServiceError} (or one of its subclasses). */
+export function isServiceError(e: unknown): e is ServiceError {
+  return hasKind(e, 'ServiceError');
+}
+/** Whether `e` is a {@link CrawlerError}. */
+export function isCrawlerError(e: unknown): e is CrawlerError {
+  return hasKind(e, 'CrawlerError');
+}
+/** Whether `e` is a {@link RateLimitError}. */
+export function isRateLimitError(e: unknown): e is RateLimitError {
+  return hasKind(e, 'RateLimitError');
+}
+/** Whether `e` is an {@link AuthenticationError}. */
+export function isAuthenticationError(e: unknown): e is AuthenticationError {
+  return hasKind(e, 'AuthenticationError');
+}
+/** Whether `e` is a {@link TimeoutError}. */
+export function isTimeoutError(e: unknown): e is TimeoutError {
+  return hasKind(e, 'TimeoutError');
+}
+/** Whether `e` is a {@link ConnectionError}. */
+export function isConnectionError(e: unknown): e is ConnectionError {
+  return hasKind(e, 'ConnectionError');
+}

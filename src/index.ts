@@ -1,0 +1,55 @@
+/**
+ * cloud-browser: the session-options builder, VNC credentials, errors and redaction.
+ * Connectors, the crawler client, webhooks and the emulator live in their own entries.
+ */
+export {
+  AuthenticationError,
+  BadRequestError,
+  CloudBrowserError,
+  ConfigError,
+  type ConfigIssue,
+  ConflictError,
+  ConnectionError,
+  CrawlerError,
+  type ErrorOptions,
+  isAuthenticationError,
+  isCloudBrowserError,
+  isConfigError,
+  isConnectionError,
+  isCrawlerError,
+  isRateLimitError,
+  isServiceError,
+  isTimeoutError,
+  NotFoundError,
+  PermissionDeniedError,
+  parseRetryAfter,
+  RateLimitError,
+  ServerError,
+  ServiceError,
+  type ServiceErrorFields,
+  type ServiceErrorInit,
+  TimeoutError,
+  UnprocessableEntityError,
+} from './errors.js';
+export { REDACTED, redact, redactUrl } from './internal/redact.js';
+export { projectSalt } from './session/salt.js';
+export {
+  type BrowserSessionOptions,
+  BYOP_PROTOCOLS,
+  browserSessionSchema,
+  MAX_LANGUAGES,
+  MAX_TIMEOUT_SECONDS,
+  OPERATING_SYSTEMS,
+  type ParsedBrowserSession,
+  PROXY_POOLS,
+  SECRET_OPTIONS,
+  SESSION_OPTION_NAMES,
+} from './session/schema.js';
+export { type BrowserUrlOptions, buildBrowserUrl, ENV, type ParsedBrowserUrl, parseBrowserUrl } from './session/url.js';
+export {
+  VNC_TCP_PORT,
+  type VncCredentials,
+  type VncCredentialsInput,
+  type VncEndpoint,
+  vncCredentials,
+} from './session/vnc.js';

@@ -1,0 +1,177 @@
+/** The browser URL: build it from options (D3) and read options back from it. */
+import { ConfigError, type ConfigIssue } from '../errors.js';
+import { toConfigIssues, unknownOption } from '../internal/issues.js';
+import { registerSecret } from '../internal/redact.js';
+import {
+  type BrowserSessionOptions,
+  browserSessionSchema,
+  type ParsedBrowserSession,
+  SESSION_OPTION_NAMES,
+  SESSION_WIRE_KINDS,
+} from './schema.js';
+
+/** Where the builder looks when an option is not passed (D2). */
+export const ENV = {
+  apiKey: 'CLOUD_API_KEY',
+  browserUrl: 'CLOUD_BROWSER_URL',
+  apiUrl: 'CLOUD_API_URL',
+} as const;
+
+/** Read an environment variable in any runtime (no `process` in browsers and workers). */
+export function env(name: string): string | undefined {
+  const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Session options plus where the browser lives. */
+export type BrowserUrlOptions = BrowserSessionOptions & {
+  /** The cloud browser's WebSocket address, `ws:` or `wss:`. @default process.env.CLOUD_BROWSER_URL */
+  browser_url?: string | URL | undefined;
+};
+
+function checkBrowserUrl(value: string | URL | undefined, issues: ConfigIssue[]): URL | undefined {
+  if (value === undefined || value === '') {
+    issues.push({
+      option: 'browser_url',
+      message: `\`browser_url\` is required: pass it, or set ${ENV.browserUrl} (the emulator prints one)`,
+    });
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    issues.push({
+      option: 'browser_url',
+      message: '`browser_url` must be a ws:// or wss:// URL (got something that is not a URL)',
+    });
+    return undefined;
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+    issues.push({
+      option: 'browser_url',
+      message: `\`browser_url\` must use ws:// or wss:// (got ${url.protocol}//${url.host})`,
+    });
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    issues.push({
+      option: 'browser_url',
+      message: '`browser_url` must not carry a query, fragment or credentials: pass every option as a field',
+    });
+  }
+  return url;
+}
+
+function rememberSecrets(options: ParsedBrowserSession): void {
+  registerSecret(options.api_key);
+  registerSecret(options.vault_key);
+  registerSecret(options.vnc_password);
+  registerSecret(options.rtc_password);
+  if (options.byop_proxy && URL.canParse(options.byop_proxy)) {
+    registerSecret(decodeURIComponent(new URL(options.byop_proxy).password));
+  }
+}
+
+/**
+ * Validate session options and give the cloud browser's WebSocket URL (D3, D7).
+ * `api_key` falls back to `CLOUD_API_KEY`, `browser_url` to `CLOUD_BROWSER_URL`.
+ * Every problem is reported at once in one {@link ConfigError}; secrets are never echoed.
+ *
+ * The URL carries the API key: hand it to nothing that logs.
+ *
+ * @example
+ * const url = buildBrowserUrl({ browser_url: 'wss://browser.example', api_key: key, timeout: 600, languages: ['en-US', 'fr'] })
+ */
+export function buildBrowserUrl(options: BrowserUrlOptions): URL {
+  const issues: ConfigIssue[] = [];
+  const isObject = typeof options === 'object' && options !== null && !Array.isArray(options);
+  const { browser_url, ...rest } = isObject ? options : ({} as BrowserUrlOptions);
+  const base = checkBrowserUrl(browser_url ?? env(ENV.browserUrl), issues);
+  if (!isObject) issues.push({ option: '(options)', message: 'session options must be an object' });
+  const withKey = { ...rest, api_key: rest.api_key ?? env(ENV.apiKey) };
+  const parsed = browserSessionSchema.safeParse(withKey);
+  if (!parsed.success) issues.push(...toConfigIssues(parsed.error.issues, SESSION_OPTION_NAMES));
+  else if (parsed.data.api_key === undefined) {
+    issues.push({ option: 'api_key', message: `\`api_key\` is required: pass it, or set ${ENV.apiKey}` });
+  }
+  if (issues.length > 0 || !parsed.success || base === undefined) {
+    throw new ConfigError('browser session options', issues);
+  }
+  rememberSecrets(parsed.data);
+  const url = new URL(base.href);
+  url.search = encodeSessionQuery(parsed.data).toString();
+  return url;
+}
+
+/** The query string of validated options, in the stable order of {@link SESSION_OPTION_NAMES} (D3). */
+export function encodeSessionQuery(options: ParsedBrowserSession): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const name of SESSION_OPTION_NAMES) {
+    const value = options[name];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) {
+      if (value.length > 0) query.set(name, value.join(','));
+    } else {
+      query.set(name, String(value));
+    }
+  }
+  return query;
+}
+
+/** Options read back from a browser URL, with the URL's address without its query. */
+export type ParsedBrowserUrl = ParsedBrowserSession & { browser_url: string };
+
+/**
+ * Read the options back from a browser URL: the inverse of {@link buildBrowserUrl}, for the
+ * emulator and for tools. Unknown, repeated or malformed parameters are a {@link ConfigError}.
+ * It does not require `api_key`: the server answers a missing key with 401, not 400.
+ *
+ * @example
+ * parseBrowserUrl('wss://b.example/?timeout=60&languages=en-US,fr&api_key=k')
+ * // { browser_url: 'wss://b.example/', timeout: 60, languages: ['en-US', 'fr'], api_key: 'k' }
+ */
+export function parseBrowserUrl(input: string | URL): ParsedBrowserUrl {
+  let url: URL;
+  try {
+    url = new URL(String(input));
+  } catch {
+    throw new ConfigError('browser URL', [{ option: 'browser_url', message: '`browser_url` is not a URL' }]);
+  }
+  const issues: ConfigIssue[] = [];
+  const raw: Record<string, unknown> = {};
+  const kinds: Record<string, string> = SESSION_WIRE_KINDS;
+  const seen = new Set<string>();
+  for (const [name, value] of url.searchParams) {
+    const kind = kinds[name];
+    const repeated = seen.has(name);
+    seen.add(name);
+    if (kind === undefined) {
+      issues.push(unknownOption(name, SESSION_OPTION_NAMES, 'query parameter'));
+    } else if (repeated) {
+      issues.push({ option: name, message: `\`${name}\` is given more than once: send it once` });
+    } else if (kind === 'boolean') {
+      if (value === 'true' || value === 'false') raw[name] = value === 'true';
+      else
+        issues.push({
+          option: name,
+          message: `\`${name}\` must be true or false (got ${JSON.stringify(value.slice(0, 40))})`,
+        });
+    } else if (kind === 'integer') {
+      if (/^-?\d{1,15}$/.test(value)) raw[name] = Number(value);
+      else
+        issues.push({
+          option: name,
+          message: `\`${name}\` must be a whole number (got ${JSON.stringify(value.slice(0, 40))})`,
+        });
+    } else {
+      raw[name] = value;
+    }
+  }
+  const parsed = browserSessionSchema.safeParse(raw);
+  if (!parsed.success) {
+    const named = new Set(issues.map((i) => i.option));
+    issues.push(...toConfigIssues(parsed.error.issues, SESSION_OPTION_NAMES).filter((i) => !named.has(i.option)));
+  }
+  if (issues.length > 0 || !parsed.success) throw new ConfigError('browser URL', issues);
+  return { browser_url: `${url.origin}${url.pathname}`, ...parsed.data };
+}

@@ -1,0 +1,44 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+// Runs against the build (`npm test` builds first): the package as users load it,
+// by its own name, in a separate Node process for each module system.
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  name: string;
+  exports: Record<string, unknown>;
+};
+const subpaths = Object.keys(pkg.exports)
+  .filter((p) => p !== './package.json')
+  .map((p) => (p === '.' ? pkg.name : `${pkg.name}/${p.slice(2)}`));
+
+function load(kind: 'import' | 'require', specifier: string): string[] {
+  const script =
+    kind === 'import'
+      ? `import(${JSON.stringify(specifier)}).then((m) => console.log(JSON.stringify(Object.keys(m).sort())))`
+      : `console.log(JSON.stringify(Object.keys(require(${JSON.stringify(specifier)})).sort()))`;
+  const out = execFileSync(process.execPath, ['-e', script], { cwd: new URL('..', import.meta.url), encoding: 'utf8' });
+  return JSON.parse(out) as string[];
+}
+
+describe('every subpath of the package loads both ways', () => {
+  it('lists at least the root entry', () => {
+    expect(subpaths).toContain(pkg.name);
+  });
+
+  it.each(subpaths)('%s loads with import() and require(), with the same exports', (specifier) => {
+    const esm = load('import', specifier).filter((k) => k !== 'default' && k !== 'module.exports');
+    const cjs = load('require', specifier);
+    expect(esm.length).toBeGreaterThan(0);
+    expect(esm).toEqual(cjs);
+  });
+
+  it('the root entry does not load Playwright or Puppeteer', () => {
+    const script = `require(${JSON.stringify(pkg.name)}); const loaded = Object.keys(require.cache).filter((k) => /playwright|puppeteer/.test(k)); console.log(JSON.stringify(loaded))`;
+    const out = execFileSync(process.execPath, ['-e', script], {
+      cwd: new URL('..', import.meta.url),
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(out)).toEqual([]);
+  });
+});
