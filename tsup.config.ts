@@ -1,7 +1,12 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    playwright: 'src/connect/playwright.ts',
+    puppeteer: 'src/connect/puppeteer.ts',
+    emulator: 'src/emulator/index.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   sourcemap: true,
@@ -9,4 +14,6 @@ export default defineConfig({
   target: 'node20',
   splitting: true,
   treeshake: true,
+  // Optional peers are the user's own: never bundled.
+  external: ['playwright-core', 'puppeteer-core', '@playwright/test', '@sparticuz/chromium'],
 });

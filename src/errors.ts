@@ -106,6 +106,31 @@ Object.defineProperty(TimeoutError.prototype, 'name', { value: 'TimeoutError', w
 export class ConnectionError extends CloudBrowserError {}
 Object.defineProperty(ConnectionError.prototype, 'name', { value: 'ConnectionError', writable: true });
 
+/**
+ * The cloud browser's socket closed: the remote browser ended, was killed, timed out or the
+ * network dropped. `closeCode` and `reason` are those of the WebSocket close (the reason
+ * redacted); `cause` holds the service's error when it sent one before closing.
+ *
+ * @example
+ * session.closed.then((e) => console.error(e.closeCode, e.reason))
+ */
+export class SessionClosedError extends CloudBrowserError {
+  readonly closeCode: number;
+  readonly reason: string;
+  readonly runId: string | undefined;
+  constructor(
+    message: string,
+    fields: { closeCode: number; reason: string; runId?: string | undefined },
+    options: ErrorOptions = {},
+  ) {
+    super(message, options);
+    this.closeCode = fields.closeCode;
+    this.reason = redact(fields.reason);
+    this.runId = fields.runId;
+  }
+}
+Object.defineProperty(SessionClosedError.prototype, 'name', { value: 'SessionClosedError', writable: true });
+
 /** The fields of a service error (spec part 7), wire names. */
 export interface ServiceErrorFields {
   message: string;
@@ -323,6 +348,10 @@ export function isAuthenticationError(e: unknown): e is AuthenticationError {
 /** Whether `e` is a {@link TimeoutError}. */
 export function isTimeoutError(e: unknown): e is TimeoutError {
   return hasKind(e, 'TimeoutError');
+}
+/** Whether `e` is a {@link SessionClosedError}. */
+export function isSessionClosedError(e: unknown): e is SessionClosedError {
+  return hasKind(e, 'SessionClosedError');
 }
 /** Whether `e` is a {@link ConnectionError}. */
 export function isConnectionError(e: unknown): e is ConnectionError {

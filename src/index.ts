@@ -19,6 +19,7 @@ export {
   isCrawlerError,
   isRateLimitError,
   isServiceError,
+  isSessionClosedError,
   isTimeoutError,
   NotFoundError,
   PermissionDeniedError,
@@ -28,6 +29,7 @@ export {
   ServiceError,
   type ServiceErrorFields,
   type ServiceErrorInit,
+  SessionClosedError,
   TimeoutError,
   UnprocessableEntityError,
 } from './errors.js';

@@ -1,0 +1,70 @@
+/**
+ * `cloud-browser/puppeteer`: connect the user's own Puppeteer to the cloud browser through
+ * a transport over our socket, so Puppeteer never sees the URL (nor `wsEndpoint()` the key).
+ */
+import type { BrowserUrlOptions } from '../session/url.js';
+import { attach, type CloudBrowserSession, type ConnectOptions, makeSession, openSession } from './session.js';
+import type { CloudSocket } from './socket.js';
+
+/** Puppeteer's `ConnectionTransport`, structurally. */
+export interface CdpTransport {
+  send(message: string): void;
+  close(): void;
+  onmessage?: (message: string) => void;
+  onclose?: () => void;
+}
+
+/** The part of the `puppeteer` / `puppeteer-core` module we use. */
+export interface PuppeteerModule<B> {
+  connect(options: { transport: CdpTransport; defaultViewport?: null; protocolTimeout?: number }): Promise<B>;
+}
+
+/** Puppeteer options passed through. */
+export interface PuppeteerConnectOptions extends ConnectOptions {
+  /** Puppeteer's per-call CDP timeout, ms. */
+  protocolTimeout?: number | undefined;
+}
+
+function transportOver(socket: CloudSocket): CdpTransport {
+  const transport: CdpTransport = {
+    send: (message) => socket.send(message),
+    close: () => void socket.close(1000, 'closed by Puppeteer'),
+  };
+  socket.setFrameHandler((data) => transport.onmessage?.(data.toString('utf8')));
+  void socket.closed.then(() => transport.onclose?.());
+  return transport;
+}
+
+/**
+ * Open a cloud browser session and connect Puppeteer to it. The viewport is left to the
+ * session (`resolution`), not Puppeteer's 800x600 default.
+ *
+ * @example
+ * import puppeteer from 'puppeteer-core';
+ * const session = await connectPuppeteer(puppeteer, { timeout: 600 });
+ * const page = await session.browser.newPage();
+ * await session.close();
+ */
+export async function connectPuppeteer<B>(
+  puppeteer: PuppeteerModule<B>,
+  options: BrowserUrlOptions = {},
+  connect: PuppeteerConnectOptions = {},
+): Promise<CloudBrowserSession<B>> {
+  const opened = await openSession(options, connect);
+  const transport = transportOver(opened.socket);
+  const browser = await attach(
+    opened,
+    'Puppeteer',
+    () =>
+      puppeteer.connect({
+        transport,
+        defaultViewport: null,
+        ...(connect.protocolTimeout === undefined ? {} : { protocolTimeout: connect.protocolTimeout }),
+      }),
+    async () => {},
+    connect.signal,
+  );
+  return makeSession(opened, browser, async () => {});
+}
+
+export type { CloudBrowserSession, ConnectOptions } from './session.js';

@@ -1,0 +1,141 @@
+/** What both connectors share: opening the socket, checking the salt, closing cleanly. */
+import { ConfigError, ConnectionError, type SessionClosedError } from '../errors.js';
+import { redact } from '../internal/redact.js';
+import { projectSalt } from '../session/salt.js';
+import { type BrowserUrlOptions, buildBrowserUrl } from '../session/url.js';
+import { type VncCredentials, vncCredentials } from '../session/vnc.js';
+import { type CloudSocket, openWithRetries, RESERVED_CDP_ID } from './socket.js';
+
+/** How to connect, besides the session options. */
+export interface ConnectOptions {
+  /** Milliseconds for the handshake and for the library to attach. @default 30000 */
+  timeout?: number | undefined;
+  /** Aborts the connection attempt. */
+  signal?: AbortSignal | undefined;
+  /** Seconds between WebSocket pings that keep idle sessions alive; 0 turns them off. @default 30 */
+  keepAlive?: number | undefined;
+  /** How many times to retry a refusal the service marks retryable (D6). @default 0 */
+  retries?: number | undefined;
+}
+
+/** A connected cloud browser session. */
+export interface CloudBrowserSession<B> {
+  /** The library's browser, connected. */
+  readonly browser: B;
+  /** `X-Browser-Run-Id` of the upgrade. */
+  readonly runId: string | undefined;
+  /** The project salt: `X-Browser-Project-Salt`, checked against `projectSalt(api_key)`. */
+  readonly salt: string;
+  /** VNC credentials when the session was opened with `enable_vnc` and `vnc_password`. */
+  readonly vnc: VncCredentials | undefined;
+  /** Resolves when the session's socket closes, with why (code, redacted reason, service error). */
+  readonly closed: Promise<SessionClosedError>;
+  /** End the remote browser (CDP `Browser.close`), then close every socket and server we opened. */
+  close(): Promise<void>;
+  /** Leave the remote browser running (a named session with `auto_close: false` can be joined again). */
+  disconnect(): Promise<void>;
+}
+
+/** The socket, opened and checked, before a library attaches. */
+export interface OpenedSession {
+  socket: CloudSocket;
+  url: URL;
+  salt: string;
+  vnc: VncCredentials | undefined;
+}
+
+/** Build the URL, open the socket (with retries) and check the salt against the key. */
+export async function openSession(options: BrowserUrlOptions, connect: ConnectOptions): Promise<OpenedSession> {
+  const url = buildBrowserUrl(options);
+  const socket = await openWithRetries(url, connect);
+  const query = url.searchParams;
+  const salt = projectSalt(query.get('api_key') ?? '');
+  if (socket.saltHeader !== undefined && socket.saltHeader !== salt) {
+    await socket.close(1000, 'salt mismatch');
+    throw new ConfigError('session', [
+      {
+        option: 'api_key',
+        message:
+          'the X-Browser-Project-Salt the service sent does not match `api_key`: the key is not the one the service knows, or `browser_url` points at another service',
+      },
+    ]);
+  }
+  const vncPassword = query.get('vnc_password');
+  const vnc =
+    query.get('enable_vnc') === 'true' && vncPassword && socket.runId
+      ? vncCredentials({ browserUrl: url, runId: socket.runId, salt, vncPassword })
+      : undefined;
+  return { socket, url, salt, vnc };
+}
+
+/**
+ * Attach the library while watching the socket: a refusal or close during the attach
+ * rejects with the service's error rather than the library's, and nothing is left open.
+ */
+export async function attach<B>(
+  opened: OpenedSession,
+  library: string,
+  connect: () => Promise<B>,
+  cleanup: () => Promise<void>,
+  signal: AbortSignal | undefined,
+): Promise<B> {
+  const { socket } = opened;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    if (!signal) return;
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const closed = socket.closed.then((e): never => {
+    throw socket.refusal() ?? e;
+  });
+  try {
+    return await Promise.race([connect(), closed, aborted]);
+  } catch (error) {
+    await cleanup();
+    await socket.close(1000, 'connect failed');
+    const refusal = socket.refusal();
+    if (refusal) throw refusal;
+    if (error instanceof Error && (error.name === 'AbortError' || error === signal?.reason)) throw error;
+    if (typeof error === 'object' && error !== null && 'closeCode' in error) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new ConnectionError(`${library} could not attach to the cloud browser: ${redact(message)}`, { cause: error });
+  } finally {
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    closed.catch(() => {});
+    aborted.catch(() => {});
+  }
+}
+
+/** The session object both connectors return. */
+export function makeSession<B>(
+  opened: OpenedSession,
+  browser: B,
+  closeLibrary: () => Promise<void>,
+): CloudBrowserSession<B> {
+  const { socket } = opened;
+  let ending: Promise<void> | undefined;
+  const end = (kill: boolean) => {
+    ending ??= (async () => {
+      if (kill && !socket.error) {
+        socket.send(JSON.stringify({ id: RESERVED_CDP_ID, method: 'Browser.close' }));
+        const timer = setTimeout(() => void socket.close(1000, 'closed by client'), 5000);
+        await socket.closed;
+        clearTimeout(timer);
+      }
+      await closeLibrary();
+      await socket.close(1000, kill ? 'closed by client' : 'disconnected by client');
+    })();
+    return ending;
+  };
+  return {
+    browser,
+    runId: socket.runId,
+    salt: opened.salt,
+    vnc: opened.vnc,
+    closed: socket.closed,
+    close: () => end(true),
+    disconnect: () => end(false),
+  };
+}

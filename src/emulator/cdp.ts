@@ -1,0 +1,70 @@
+/** A small CDP client for the emulator's own control connection to each Chromium. */
+import WebSocket from 'ws';
+
+type Handler = (params: Record<string, unknown>, sessionId: string | undefined) => void;
+
+/** One browser-level CDP connection (flat sessions). */
+export class CdpClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly handlers = new Map<string, Set<Handler>>();
+
+  private constructor(private readonly socket: WebSocket) {
+    socket.on('message', (data: Buffer) => {
+      const msg = JSON.parse(data.toString('utf8')) as {
+        id?: number;
+        method?: string;
+        params?: Record<string, unknown>;
+        result?: unknown;
+        error?: { message: string };
+        sessionId?: string;
+      };
+      if (msg.id !== undefined) {
+        const p = this.pending.get(msg.id);
+        this.pending.delete(msg.id);
+        if (msg.error) p?.reject(new Error(msg.error.message));
+        else p?.resolve(msg.result);
+      } else if (msg.method) {
+        for (const h of this.handlers.get(msg.method) ?? []) h(msg.params ?? {}, msg.sessionId);
+      }
+    });
+    socket.on('close', () => {
+      for (const p of this.pending.values()) p.reject(new Error('CDP connection closed'));
+      this.pending.clear();
+    });
+    socket.on('error', () => {});
+  }
+
+  /** Connect to a browser's CDP endpoint. */
+  static connect(url: string): Promise<CdpClient> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+      socket.once('open', () => resolve(new CdpClient(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  /** Call a CDP method (on a flat session when `sessionId` is given). */
+  send<T = unknown>(method: string, params: Record<string, unknown> = {}, sessionId?: string): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      if (this.socket.readyState !== WebSocket.OPEN) {
+        reject(new Error('CDP connection closed'));
+        return;
+      }
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.socket.send(JSON.stringify(sessionId ? { id, method, params, sessionId } : { id, method, params }));
+    });
+  }
+
+  /** Listen to a CDP event. */
+  on(method: string, handler: Handler): void {
+    let set = this.handlers.get(method);
+    if (!set) this.handlers.set(method, (set = new Set()));
+    set.add(handler);
+  }
+
+  close(): void {
+    this.socket.terminate();
+  }
+}

@@ -1,0 +1,261 @@
+/** The emulator's server: browser WebSocket upgrades, and its own HTTP endpoints. */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { isConfigError } from '../errors.js';
+import { redact } from '../internal/redact.js';
+import { projectSalt } from '../session/salt.js';
+import { type ParsedBrowserUrl, parseBrowserUrl } from '../session/url.js';
+import { findChromium } from './chromium.js';
+import { EmulatedSession, type EmulatorSessionInfo } from './session.js';
+
+/** Options of {@link startEmulator}. */
+export interface EmulatorOptions {
+  /** @default '127.0.0.1' */
+  host?: string | undefined;
+  /** 0 picks a free port. @default 0 */
+  port?: number | undefined;
+  /** Keys the emulator accepts; one is made up when none is given. */
+  apiKeys?: readonly string[] | undefined;
+  /** The browser to run; else `CHROME_PATH`, the system's, then `@sparticuz/chromium`. */
+  chromiumPath?: string | undefined;
+}
+
+/** A refusal the next connection gets (D6). */
+export interface RefusalFault {
+  /** The browser error code, without `ERR::BROWSER::` (e.g. `ALLOCATION_FAILED`). */
+  code: string;
+  /** `http`: a non-101 answer with a JSON body; `frame`: upgrade, one JSON frame, then a close. @default 'http' */
+  mode?: 'http' | 'frame';
+  /** HTTP status of an `http` refusal. @default 503 */
+  status?: number;
+  /** Close code of a `frame` refusal: 1008, 1011 or 1013. @default 1013 */
+  closeCode?: 1008 | 1011 | 1013;
+  message?: string;
+  /** Sent as `is_retryable`; by default the code decides (D6). */
+  retryable?: boolean;
+}
+
+/** A running emulator. */
+export interface Emulator {
+  /** `ws://<host>:<port>/`: pass as `browser_url` or `CLOUD_BROWSER_URL`. */
+  readonly browserUrl: string;
+  /** `http://<host>:<port>`: pass as `CLOUD_API_URL`. */
+  readonly apiUrl: string;
+  /** The first accepted key. */
+  readonly apiKey: string;
+  /** The sessions running now, secrets redacted. */
+  sessions(): EmulatorSessionInfo[];
+  /** Faults on demand, for tests. */
+  readonly faults: {
+    /** Refuse the next browser connection this way. */
+    refuseNext(fault: RefusalFault): void;
+    /** Kill a session's Chromium as a crash would. */
+    killBrowser(runId: string): Promise<void>;
+  };
+  /** End every session and stop serving. */
+  close(): Promise<void>;
+}
+
+const RETRYABLE = new Set([
+  'ALLOCATION_FAILED',
+  'CDP_CONNECTION_FAILED',
+  'WEBSOCKET_UPGRADE_FAILED',
+  'TOO_MANY_CONCURRENT_REQUEST',
+  'PROXY_UNAVAILABLE',
+]);
+
+function errorBody(status: number, code: string, message: string, retryable = false, resource?: string) {
+  return { message, code, http_status_code: status, is_retryable: retryable, ...(resource ? { resource } : {}) };
+}
+
+function refuseHttp(socket: Socket, status: number, body: object): void {
+  const text = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 400 ? 'Bad Request' : 'Service Unavailable'}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+/**
+ * Start the local emulator of the service: a real server on loopback that opens a real
+ * Chromium per browser session and honours the options a local browser can.
+ *
+ * @example
+ * const emulator = await startEmulator();
+ * const session = await connectPlaywright(chromium, { browser_url: emulator.browserUrl, api_key: emulator.apiKey });
+ */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const host = options.host ?? '127.0.0.1';
+  const apiKeys = new Set(options.apiKeys?.length ? options.apiKeys : [`emu-${randomBytes(16).toString('hex')}`]);
+  const [apiKey] = apiKeys;
+  const executable = await findChromium(options.chromiumPath);
+  const sessions = new Map<string, EmulatedSession>();
+  const named = new Map<string, EmulatedSession>();
+  const faults: RefusalFault[] = [];
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: 256 * 1024 * 1024,
+    skipUTF8Validation: true,
+  });
+  const sockets = new Set<Socket>();
+
+  const sessionKey = (key: string, name: string) => `${key}\u0000${name}`;
+  const forget = (s: EmulatedSession) => {
+    sessions.delete(s.runId);
+    if (s.options.session && s.options.api_key) {
+      const k = sessionKey(s.options.api_key, s.options.session);
+      if (named.get(k) === s) named.delete(k);
+    }
+  };
+
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    if (req.method === 'GET' && url.pathname === '/emulator/sessions') {
+      sendJson(
+        res,
+        200,
+        [...sessions.values()].map((s) => s.info()),
+      );
+      return;
+    }
+    sendJson(res, 404, errorBody(404, 'ERR::NOT_FOUND', `no route for ${req.method} ${url.pathname}`));
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  const upgrade = (
+    req: IncomingMessage,
+    socket: Socket,
+    head: Buffer,
+    headers: string[],
+    then: (ws: import('ws').WebSocket) => void,
+  ) => {
+    const extra = headers;
+    const onHeaders = (h: string[], r: IncomingMessage) => {
+      if (r === req) h.push(...extra);
+    };
+    wss.on('headers', onHeaders);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      wss.off('headers', onHeaders);
+      then(ws);
+    });
+  };
+
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', `ws://${req.headers.host ?? host}`);
+      if (url.pathname !== '/') {
+        refuseHttp(socket, 404, errorBody(404, 'ERR::BROWSER::NOT_FOUND', `no browser endpoint at ${url.pathname}`));
+        return;
+      }
+      const fault = faults.shift();
+      if (fault) {
+        const code = `ERR::BROWSER::${fault.code}`;
+        const message = fault.message ?? `emulated refusal ${fault.code}`;
+        const retryable = fault.retryable ?? RETRYABLE.has(fault.code);
+        if ((fault.mode ?? 'http') === 'http') {
+          const status = fault.status ?? 503;
+          refuseHttp(socket, status, errorBody(status, code, message, retryable, 'SESSION'));
+        } else {
+          upgrade(req, socket, head, [], (ws) => {
+            const closeCode = fault.closeCode ?? 1013;
+            ws.send(JSON.stringify(errorBody(closeCode === 1008 ? 400 : 503, code, message, retryable, 'SESSION')));
+            ws.close(closeCode, `${code}: ${message}`.slice(0, 120));
+          });
+        }
+        return;
+      }
+      let options: ParsedBrowserUrl;
+      try {
+        options = parseBrowserUrl(url);
+      } catch (error) {
+        const message = isConfigError(error) ? error.issues.map((i) => i.message).join('; ') : 'invalid query';
+        refuseHttp(socket, 400, errorBody(400, 'ERR::BROWSER::INVALID_OPTIONS', redact(message)));
+        return;
+      }
+      if (!options.api_key || !apiKeys.has(options.api_key)) {
+        refuseHttp(
+          socket,
+          401,
+          errorBody(
+            401,
+            'ERR::BROWSER::UNAUTHORIZED',
+            options.api_key ? 'the API key is not valid' : 'the API key is missing: pass api_key',
+          ),
+        );
+        return;
+      }
+      let session = options.session ? named.get(sessionKey(options.api_key, options.session)) : undefined;
+      if (!session) {
+        try {
+          session = await EmulatedSession.start(executable, options, forget);
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          refuseHttp(
+            socket,
+            503,
+            errorBody(
+              503,
+              'ERR::BROWSER::ALLOCATION_FAILED',
+              `could not start a browser: ${redact(message)}`,
+              true,
+              'SESSION',
+            ),
+          );
+          return;
+        }
+        sessions.set(session.runId, session);
+        if (options.session) named.set(sessionKey(options.api_key, options.session), session);
+      }
+      const headers = [`X-Browser-Run-Id: ${session.runId}`];
+      if (options.enable_vnc) headers.push(`X-Browser-Project-Salt: ${projectSalt(options.api_key)}`);
+      const running = session;
+      upgrade(req, socket, head, headers, (ws) => running.attach(ws));
+    })().catch(() => socket.destroy());
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const origin = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  let closing: Promise<void> | undefined;
+
+  return {
+    browserUrl: `ws://${origin}/`,
+    apiUrl: `http://${origin}`,
+    apiKey: apiKey as string,
+    sessions: () => [...sessions.values()].map((s) => s.info()),
+    faults: {
+      refuseNext: (fault) => {
+        faults.push(fault);
+      },
+      killBrowser: async (runId) => {
+        await sessions.get(runId)?.kill();
+      },
+    },
+    close() {
+      closing ??= (async () => {
+        await Promise.all(
+          [...sessions.values()].map((s) => s.end({ code: 1001, reason: 'the emulator is shutting down' })),
+        );
+        for (const client of wss.clients) client.terminate();
+        wss.close();
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,262 @@
+/** One emulated cloud browser session: a local Chromium, its control connection, its clients. */
+import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
+import { REDACTED, redactUrl } from '../internal/redact.js';
+import type { ParsedBrowserUrl } from '../session/url.js';
+import { CdpClient } from './cdp.js';
+import { type LaunchedChromium, launchChromium } from './chromium.js';
+import { type ChainProxy, startChainProxy } from './proxy.js';
+
+/** What `sessions()` shows of a session: its options with every secret redacted. */
+export interface EmulatorSessionInfo {
+  runId: string;
+  session: string | undefined;
+  options: Record<string, unknown>;
+  startedAt: string;
+  clients: number;
+  pid: number;
+}
+
+const SECRET_FIELDS = new Set(['api_key', 'vault_key', 'vnc_password', 'rtc_password']);
+
+/** A copy of the options safe to show: secrets `***`, the proxy password redacted. */
+export function redactOptions(options: ParsedBrowserUrl): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(options)) {
+    if (SECRET_FIELDS.has(k)) out[k] = REDACTED;
+    else if (k === 'byop_proxy' && typeof v === 'string') out[k] = redactUrl(v);
+    else out[k] = v;
+  }
+  return out;
+}
+
+const BLOCKED_TYPES: [keyof ParsedBrowserUrl, string[]][] = [
+  ['block_images', ['Image']],
+  ['block_styles', ['Stylesheet']],
+  ['block_fonts', ['Font']],
+  ['block_media', ['Media']],
+];
+
+/** Why a session ended, as its clients are told (D6 for failures). */
+interface Ending {
+  code: number;
+  reason: string;
+  frame?: Record<string, unknown>;
+}
+
+/** A running emulated session. */
+export class EmulatedSession {
+  readonly runId = `run-${randomBytes(8).toString('hex')}`;
+  readonly startedAt = new Date();
+  private readonly clients = new Set<WebSocket>();
+  private ending: Ending | undefined;
+  private closeRequested = false;
+  private timer: NodeJS.Timeout | undefined;
+  readonly ended: Promise<void>;
+  private resolveEnded!: () => void;
+
+  private constructor(
+    readonly options: ParsedBrowserUrl,
+    private readonly chromium: LaunchedChromium,
+    private readonly control: CdpClient,
+    private readonly proxy: ChainProxy | undefined,
+    private readonly onEnd: (s: EmulatedSession) => void,
+  ) {
+    this.ended = new Promise((resolve) => {
+      this.resolveEnded = resolve;
+    });
+    void chromium.exited.then(() => this.browserExited());
+    if (options.timeout !== undefined) {
+      this.timer = setTimeout(
+        () =>
+          void this.end({
+            code: 1000,
+            reason: `ERR::BROWSER::SESSION_TIMEOUT: the session reached its timeout of ${options.timeout} s`,
+          }),
+        options.timeout * 1000,
+      );
+    }
+  }
+
+  /** Start Chromium with the options a local browser can honour, and its control connection. */
+  static async start(
+    executable: string,
+    options: ParsedBrowserUrl,
+    onEnd: (s: EmulatedSession) => void,
+  ): Promise<EmulatedSession> {
+    const args: string[] = [];
+    const size = options.resolution ? /^(\d{2,5})x(\d{2,5})$/.exec(options.resolution) : null;
+    if (size) args.push(`--window-size=${size[1]},${size[2]}`);
+    const lang = options.lang ?? options.languages?.[0];
+    if (lang) args.push(`--lang=${lang}`);
+    if (options.languages) args.push(`--accept-lang=${options.languages.join(',')}`);
+    let proxy: ChainProxy | undefined;
+    if (options.byop_proxy) {
+      proxy = await startChainProxy(options.byop_proxy);
+      // Chromium skips the proxy for loopback unless told not to; the emulator's sites are on loopback.
+      args.push(`--proxy-server=${proxy.url}`, '--proxy-bypass-list=<-loopback>');
+    }
+    let chromium: LaunchedChromium | undefined;
+    let control: CdpClient | undefined;
+    try {
+      chromium = await launchChromium(executable, args);
+      control = await CdpClient.connect(chromium.wsEndpoint);
+      await EmulatedSession.prepare(control, options);
+      return new EmulatedSession(options, chromium, control, proxy, onEnd);
+    } catch (error) {
+      control?.close();
+      await chromium?.kill();
+      await proxy?.close();
+      throw error;
+    }
+  }
+
+  /** Apply blocking and languages to every page as it appears, then open `target_url`. */
+  private static async prepare(control: CdpClient, options: ParsedBrowserUrl): Promise<void> {
+    const patterns = BLOCKED_TYPES.filter(([k]) => options[k] === true).flatMap(([, types]) =>
+      types.map((resourceType) => ({ resourceType, requestStage: 'Request' })),
+    );
+    const { userAgent } = await control.send<{ userAgent: string }>('Browser.getVersion');
+    let firstPage: ((sessionId: string) => void) | undefined;
+    const firstPageSession = new Promise<string>((resolve) => {
+      firstPage = resolve;
+    });
+    control.on('Target.attachedToTarget', (params) => {
+      const sessionId = params.sessionId as string;
+      const type = (params.targetInfo as { type?: string } | undefined)?.type;
+      void (async () => {
+        if (type === 'page') {
+          if (patterns.length > 0) await control.send('Fetch.enable', { patterns }, sessionId);
+          if (options.languages) {
+            // Chromium weights the list itself: `fr-FR,en-US;q=0.9,de;q=0.8`.
+            await control.send(
+              'Emulation.setUserAgentOverride',
+              { userAgent, acceptLanguage: options.languages.join(',') },
+              sessionId,
+            );
+          }
+          firstPage?.(sessionId);
+          firstPage = undefined;
+        }
+        await control.send('Runtime.runIfWaitingForDebugger', {}, sessionId);
+      })().catch(() => {});
+    });
+    control.on('Fetch.requestPaused', (params, sessionId) => {
+      void control
+        .send('Fetch.failRequest', { requestId: params.requestId, errorReason: 'BlockedByClient' }, sessionId)
+        .catch(() => {});
+    });
+    await control.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
+    if (options.target_url) {
+      const sessionId = await firstPageSession;
+      await control.send('Page.enable', {}, sessionId);
+      const loaded = new Promise<void>((resolve) => {
+        control.on('Page.loadEventFired', (_p, sid) => {
+          if (sid === sessionId) resolve();
+        });
+      });
+      await control.send('Page.navigate', { url: options.target_url }, sessionId);
+      await Promise.race([loaded, new Promise((r) => setTimeout(r, 10_000))]);
+    }
+  }
+
+  get pid(): number {
+    return this.chromium.pid;
+  }
+
+  info(): EmulatorSessionInfo {
+    return {
+      runId: this.runId,
+      session: this.options.session,
+      options: redactOptions(this.options),
+      startedAt: this.startedAt.toISOString(),
+      clients: this.clients.size,
+      pid: this.chromium.pid,
+    };
+  }
+
+  /** Whether a client that leaves keeps the browser running (a named session with `auto_close: false`). */
+  get keepsRunning(): boolean {
+    return this.options.auto_close === false && this.options.session !== undefined;
+  }
+
+  /** Relay a client's socket to the browser's CDP endpoint, frames unchanged. */
+  attach(client: WebSocket): void {
+    if (this.ending) {
+      client.close(1011, 'ERR::BROWSER::SESSION_TERMINATED: the session has ended');
+      return;
+    }
+    this.clients.add(client);
+    const upstream = new WebSocket(this.chromium.wsEndpoint, {
+      perMessageDeflate: false,
+      maxPayload: 256 * 1024 * 1024,
+      skipUTF8Validation: true,
+    });
+    const queue: [Buffer, boolean][] = [];
+    upstream.on('open', () => {
+      for (const [data, isBinary] of queue.splice(0)) upstream.send(data, { binary: isBinary });
+    });
+    upstream.on('message', (data: Buffer, isBinary: boolean) => {
+      if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
+    });
+    upstream.on('error', () => {});
+    client.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!isBinary && data.length < 4096 && data.includes('"Browser.close"')) this.closeRequested = true;
+      if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
+      else if (upstream.readyState === WebSocket.CONNECTING) queue.push([data, isBinary]);
+    });
+    client.on('error', () => {});
+    client.on('close', () => {
+      this.clients.delete(client);
+      upstream.close();
+      if (this.clients.size === 0 && !this.keepsRunning && !this.ending) {
+        void this.end({ code: 1000, reason: 'client disconnected' });
+      }
+    });
+  }
+
+  /** Kill the browser as a crash would: clients get an error frame and a 1011 close. */
+  async kill(): Promise<void> {
+    await this.chromium.kill();
+    await this.ended;
+  }
+
+  private browserExited(): void {
+    if (!this.ending) {
+      this.ending = this.closeRequested
+        ? { code: 1000, reason: 'the browser was closed' }
+        : {
+            code: 1011,
+            reason: 'ERR::BROWSER::SESSION_TERMINATED: the browser process exited',
+            frame: {
+              message: 'the browser process exited',
+              code: 'ERR::BROWSER::SESSION_TERMINATED',
+              http_status_code: 500,
+              resource: 'SESSION',
+              is_retryable: false,
+            },
+          };
+    }
+    void this.finish();
+  }
+
+  /** End the session: tell every client why, kill the browser, free everything. */
+  async end(ending: Ending): Promise<void> {
+    this.ending ??= ending;
+    await this.chromium.kill();
+    await this.ended;
+  }
+
+  private async finish(): Promise<void> {
+    const ending = this.ending ?? { code: 1000, reason: 'ended' };
+    if (this.timer) clearTimeout(this.timer);
+    for (const client of this.clients) {
+      if (ending.frame && client.readyState === WebSocket.OPEN) client.send(JSON.stringify(ending.frame));
+      client.close(ending.code, ending.reason.slice(0, 120));
+    }
+    this.control.close();
+    await this.proxy?.close();
+    this.onEnd(this);
+    this.resolveEnded();
+  }
+}
