@@ -337,6 +337,10 @@ export function isServiceError(e: unknown): e is ServiceError {
 export function isCrawlerError(e: unknown): e is CrawlerError {
   return hasKind(e, 'CrawlerError');
 }
+/** Whether `e` is a {@link BadRequestError}. */
+export function isBadRequestError(e: unknown): e is BadRequestError {
+  return hasKind(e, 'BadRequestError');
+}
 /** Whether `e` is a {@link RateLimitError}. */
 export function isRateLimitError(e: unknown): e is RateLimitError {
   return hasKind(e, 'RateLimitError');

@@ -13,6 +13,7 @@ export {
   CrawlerError,
   type ErrorOptions,
   isAuthenticationError,
+  isBadRequestError,
   isCloudBrowserError,
   isConfigError,
   isConnectionError,

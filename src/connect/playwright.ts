@@ -4,11 +4,28 @@
  */
 import type { BrowserUrlOptions } from '../session/url.js';
 import { startRelay } from './relay.js';
-import { attach, type CloudBrowserSession, type ConnectOptions, makeSession, openSession } from './session.js';
+import { type CloudBrowserSession, type ConnectOptions, establish } from './session.js';
 
 /** The part of Playwright's `BrowserType` we use: `chromium` from playwright, playwright-core or @playwright/test. */
-export interface PlaywrightChromium<B> {
+export interface PlaywrightChromium<B extends PlaywrightBrowserLike> {
   connectOverCDP(endpointURL: string, options?: { timeout?: number }): Promise<B>;
+}
+
+/** The part of Playwright's `Browser` we use, to know when it has let go. */
+export interface PlaywrightBrowserLike {
+  isConnected(): boolean;
+  once(event: 'disconnected', listener: () => void): unknown;
+}
+
+async function released(browser: PlaywrightBrowserLike | undefined): Promise<void> {
+  if (!browser?.isConnected()) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 2000);
+    browser.once('disconnected', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /**
@@ -21,21 +38,22 @@ export interface PlaywrightChromium<B> {
  * console.log(session.runId, session.vnc?.tcp.url);
  * await session.close();
  */
-export async function connectPlaywright<B>(
+export async function connectPlaywright<B extends PlaywrightBrowserLike>(
   chromium: PlaywrightChromium<B>,
   options: BrowserUrlOptions = {},
   connect: ConnectOptions = {},
 ): Promise<CloudBrowserSession<B>> {
-  const opened = await openSession(options, connect);
-  const relay = await startRelay(opened.socket);
-  const browser = await attach(
-    opened,
-    'Playwright',
-    () => chromium.connectOverCDP(relay.url, { timeout: connect.timeout ?? 30_000 }),
-    () => relay.close(),
-    connect.signal,
-  );
-  return makeSession(opened, browser, () => relay.close());
+  return establish(options, connect, 'Playwright', (opened) => {
+    const relay = startRelay(opened.socket);
+    return {
+      connect: async () => chromium.connectOverCDP((await relay).url, { timeout: connect.timeout ?? 30_000 }),
+      cleanup: async (browser) => {
+        const closing = released(browser);
+        await (await relay).close();
+        await closing;
+      },
+    };
+  });
 }
 
 export type { CloudBrowserSession, ConnectOptions } from './session.js';

@@ -3,7 +3,7 @@
  * a transport over our socket, so Puppeteer never sees the URL (nor `wsEndpoint()` the key).
  */
 import type { BrowserUrlOptions } from '../session/url.js';
-import { attach, type CloudBrowserSession, type ConnectOptions, makeSession, openSession } from './session.js';
+import { type CloudBrowserSession, type ConnectOptions, establish } from './session.js';
 import type { CloudSocket } from './socket.js';
 
 /** Puppeteer's `ConnectionTransport`, structurally. */
@@ -50,21 +50,15 @@ export async function connectPuppeteer<B>(
   options: BrowserUrlOptions = {},
   connect: PuppeteerConnectOptions = {},
 ): Promise<CloudBrowserSession<B>> {
-  const opened = await openSession(options, connect);
-  const transport = transportOver(opened.socket);
-  const browser = await attach(
-    opened,
-    'Puppeteer',
-    () =>
+  return establish(options, connect, 'Puppeteer', (opened) => ({
+    connect: () =>
       puppeteer.connect({
-        transport,
+        transport: transportOver(opened.socket),
         defaultViewport: null,
         ...(connect.protocolTimeout === undefined ? {} : { protocolTimeout: connect.protocolTimeout }),
       }),
-    async () => {},
-    connect.signal,
-  );
-  return makeSession(opened, browser, async () => {});
+    cleanup: async () => {},
+  }));
 }
 
 export type { CloudBrowserSession, ConnectOptions } from './session.js';

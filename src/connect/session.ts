@@ -1,10 +1,17 @@
 /** What both connectors share: opening the socket, checking the salt, closing cleanly. */
-import { ConfigError, ConnectionError, type SessionClosedError } from '../errors.js';
+import {
+  ConfigError,
+  ConnectionError,
+  isCloudBrowserError,
+  ServiceError,
+  type SessionClosedError,
+  TimeoutError,
+} from '../errors.js';
 import { redact } from '../internal/redact.js';
 import { projectSalt } from '../session/salt.js';
 import { type BrowserUrlOptions, buildBrowserUrl } from '../session/url.js';
 import { type VncCredentials, vncCredentials } from '../session/vnc.js';
-import { type CloudSocket, openWithRetries, RESERVED_CDP_ID } from './socket.js';
+import { type CloudSocket, openCloudSocket, RESERVED_CDP_ID, sleep } from './socket.js';
 
 /** How to connect, besides the session options. */
 export interface ConnectOptions {
@@ -44,10 +51,9 @@ export interface OpenedSession {
   vnc: VncCredentials | undefined;
 }
 
-/** Build the URL, open the socket (with retries) and check the salt against the key. */
-export async function openSession(options: BrowserUrlOptions, connect: ConnectOptions): Promise<OpenedSession> {
-  const url = buildBrowserUrl(options);
-  const socket = await openWithRetries(url, connect);
+/** Build the URL, open the socket and check the salt against the key. */
+export async function openSession(url: URL, connect: ConnectOptions): Promise<OpenedSession> {
+  const socket = await openCloudSocket(url, connect);
   const query = url.searchParams;
   const salt = projectSalt(query.get('api_key') ?? '');
   if (socket.saltHeader !== undefined && socket.saltHeader !== salt) {
@@ -69,6 +75,41 @@ export async function openSession(options: BrowserUrlOptions, connect: ConnectOp
 }
 
 /**
+ * Open a session and attach a library to it. A refusal the service marks retryable (D6),
+ * whether an HTTP answer or a frame and close after the upgrade, is retried `retries` times
+ * with exponential backoff and jitter, never sooner than its `retry_delay`.
+ */
+export async function establish<B>(
+  options: BrowserUrlOptions,
+  connect: ConnectOptions,
+  library: string,
+  start: (opened: OpenedSession) => { connect: () => Promise<B>; cleanup: (browser?: B) => Promise<void> },
+): Promise<CloudBrowserSession<B>> {
+  const url = buildBrowserUrl(options);
+  const retries = connect.retries ?? 0;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const opened = await openSession(url, connect);
+      const parts = start(opened);
+      const browser = await attach(
+        opened,
+        library,
+        parts.connect,
+        parts.cleanup,
+        connect.signal,
+        connect.timeout ?? 30_000,
+      );
+      return makeSession(opened, browser, () => parts.cleanup(browser));
+    } catch (error) {
+      const retryable = error instanceof ServiceError && error.is_retryable;
+      if (!retryable || attempt >= retries || connect.signal?.aborted) throw error;
+      const backoff = Math.min(10_000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
+      await sleep(Math.max(backoff, (error.retry_delay ?? 0) * 1000), connect.signal);
+    }
+  }
+}
+
+/**
  * Attach the library while watching the socket: a refusal or close during the attach
  * rejects with the service's error rather than the library's, and nothing is left open.
  */
@@ -78,6 +119,7 @@ export async function attach<B>(
   connect: () => Promise<B>,
   cleanup: () => Promise<void>,
   signal: AbortSignal | undefined,
+  timeout: number,
 ): Promise<B> {
   const { socket } = opened;
   let onAbort: (() => void) | undefined;
@@ -90,18 +132,26 @@ export async function attach<B>(
   const closed = socket.closed.then((e): never => {
     throw socket.refusal() ?? e;
   });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new TimeoutError(`${library} did not attach to the cloud browser within ${timeout} ms`)),
+      timeout,
+    );
+  });
   try {
-    return await Promise.race([connect(), closed, aborted]);
+    return await Promise.race([connect(), closed, aborted, timedOut]);
   } catch (error) {
     await cleanup();
     await socket.close(1000, 'connect failed');
     const refusal = socket.refusal();
     if (refusal) throw refusal;
     if (error instanceof Error && (error.name === 'AbortError' || error === signal?.reason)) throw error;
-    if (typeof error === 'object' && error !== null && 'closeCode' in error) throw error;
+    if (isCloudBrowserError(error)) throw error;
     const message = error instanceof Error ? error.message : String(error);
     throw new ConnectionError(`${library} could not attach to the cloud browser: ${redact(message)}`, { cause: error });
   } finally {
+    clearTimeout(timer);
     if (onAbort) signal?.removeEventListener('abort', onAbort);
     closed.catch(() => {});
     aborted.catch(() => {});

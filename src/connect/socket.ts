@@ -278,24 +278,3 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
-
-/**
- * Open the socket, retrying a refusal only when the service says it is retryable (D6) and
- * `retries` allows, with exponential backoff and jitter, never sooner than `retry_delay`.
- */
-export async function openWithRetries(
-  url: URL,
-  options: OpenSocketOptions & { retries?: number | undefined },
-): Promise<CloudSocket> {
-  const retries = options.retries ?? 0;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await openCloudSocket(url, options);
-    } catch (error) {
-      const retryable = error instanceof ServiceError && error.is_retryable;
-      if (!retryable || attempt >= retries || options.signal?.aborted) throw error;
-      const backoff = Math.min(10_000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
-      await sleep(Math.max(backoff, (error.retry_delay ?? 0) * 1000), options.signal);
-    }
-  }
-}

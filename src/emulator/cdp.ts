@@ -59,8 +59,8 @@ export class CdpClient {
 
   /** Listen to a CDP event. */
   on(method: string, handler: Handler): void {
-    let set = this.handlers.get(method);
-    if (!set) this.handlers.set(method, (set = new Set()));
+    const set = this.handlers.get(method) ?? new Set<Handler>();
+    this.handlers.set(method, set);
     set.add(handler);
   }
 

@@ -37,6 +37,11 @@ const BLOCKED_TYPES: [keyof ParsedBrowserUrl, string[]][] = [
   ['block_media', ['Media']],
 ];
 
+/** The languages pages see: `languages`, else the single `lang` (the service derives one from the other). */
+function acceptLanguages(options: ParsedBrowserUrl): readonly string[] | undefined {
+  return options.languages ?? (options.lang ? [options.lang] : undefined);
+}
+
 /** Why a session ended, as its clients are told (D6 for failures). */
 interface Ending {
   code: number;
@@ -89,7 +94,8 @@ export class EmulatedSession {
     if (size) args.push(`--window-size=${size[1]},${size[2]}`);
     const lang = options.lang ?? options.languages?.[0];
     if (lang) args.push(`--lang=${lang}`);
-    if (options.languages) args.push(`--accept-lang=${options.languages.join(',')}`);
+    const languages = acceptLanguages(options);
+    if (languages) args.push(`--accept-lang=${languages.join(',')}`);
     let proxy: ChainProxy | undefined;
     if (options.byop_proxy) {
       proxy = await startChainProxy(options.byop_proxy);
@@ -116,6 +122,7 @@ export class EmulatedSession {
     const patterns = BLOCKED_TYPES.filter(([k]) => options[k] === true).flatMap(([, types]) =>
       types.map((resourceType) => ({ resourceType, requestStage: 'Request' })),
     );
+    const languages = acceptLanguages(options);
     const { userAgent } = await control.send<{ userAgent: string }>('Browser.getVersion');
     let firstPage: ((sessionId: string) => void) | undefined;
     const firstPageSession = new Promise<string>((resolve) => {
@@ -127,14 +134,15 @@ export class EmulatedSession {
       void (async () => {
         if (type === 'page') {
           if (patterns.length > 0) await control.send('Fetch.enable', { patterns }, sessionId);
-          if (options.languages) {
+          if (languages) {
             // Chromium weights the list itself: `fr-FR,en-US;q=0.9,de;q=0.8`.
             await control.send(
               'Emulation.setUserAgentOverride',
-              { userAgent, acceptLanguage: options.languages.join(',') },
+              { userAgent, acceptLanguage: languages.join(',') },
               sessionId,
             );
           }
+          if (options.lang) await control.send('Emulation.setLocaleOverride', { locale: options.lang }, sessionId);
           firstPage?.(sessionId);
           firstPage = undefined;
         }

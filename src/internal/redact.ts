@@ -107,6 +107,8 @@ export function redactCause(value: unknown, depth = 0): unknown {
   if (value === undefined || value === null) return value;
   if (typeof value === 'string') return redact(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return value;
+  // Our own errors redact themselves when made; keep them whole so callers can read their fields.
+  if (typeof value === 'object' && Symbol.for('cloud-browser.error-kinds') in value) return value;
   if (value instanceof Error) {
     const copy = new Error(redact(value.message));
     copy.name = value.name;

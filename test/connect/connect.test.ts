@@ -1,0 +1,178 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { CloudBrowserSession } from '../../src/connect/session.js';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import {
+  isAuthenticationError,
+  isBadRequestError,
+  isServiceError,
+  isSessionClosedError,
+  projectSalt,
+  type ServiceError,
+  type SessionClosedError,
+} from '../../src/index.js';
+import { drivers, eventually, netHandles, processAlive } from '../support/drivers.js';
+import { type Site, startSite } from '../support/site.js';
+
+const API_KEY = 'scp-test-0000000000000000000000000000000000';
+let emulator: Emulator;
+let site: Site;
+const open: CloudBrowserSession<unknown>[] = [];
+
+beforeAll(async () => {
+  emulator = await startEmulator({ apiKeys: [API_KEY] });
+  site = await startSite();
+});
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+afterAll(async () => {
+  await emulator.close();
+  await site.close();
+});
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe.each(drivers)('$name', (driver) => {
+  const base = () => ({ browser_url: emulator.browserUrl, api_key: API_KEY });
+  const connect = async (options: object = {}, connectOptions = {}) => {
+    const s = await driver.connect({ ...base(), ...options }, connectOptions);
+    open.push(s);
+    return s;
+  };
+
+  it('connects, navigates to a local page and reads its title', async () => {
+    const session = await connect();
+    const page = await driver.newPage(session);
+    await page.goto(site.url);
+    expect(await page.title()).toBe('Hello from the site');
+  });
+
+  it('gives the run id, salt and VNC credentials the emulator issued', async () => {
+    const session = await connect({ enable_vnc: true, vnc_password: 'vnc-pass-1' });
+    const [issued] = emulator.sessions();
+    expect(session.runId).toBe(issued?.runId);
+    expect(session.salt).toBe('701018da');
+    expect(session.salt).toBe(projectSalt(API_KEY));
+    const host = new URL(emulator.browserUrl).host;
+    expect(session.vnc?.tcp).toEqual({ url: `vnc://${issued?.runId}@127.0.0.1:5901`, password: '701018da-vnc-pass-1' });
+    expect(session.vnc?.websocket).toEqual({ url: `ws://${host}/run/${issued?.runId}/vnc`, password: 'vnc-pass-1' });
+  });
+
+  it('gives no VNC credentials without enable_vnc and a password', async () => {
+    const session = await connect({ enable_vnc: true });
+    expect(session.vnc).toBeUndefined();
+    expect(session.salt).toBe('701018da');
+  });
+
+  it('leaves no server, socket or Chromium process of ours after close()', async () => {
+    const before = netHandles();
+    const session = await driver.connect(base());
+    const page = await driver.newPage(session);
+    await page.goto(site.url);
+    const pid = emulator.sessions().find((s) => s.runId === session.runId)?.pid ?? 0;
+    expect(pid).toBeGreaterThan(0);
+    expect(processAlive(pid)).toBe(true);
+    await session.close();
+    expect(
+      await eventually(
+        () => processAlive(pid),
+        (alive) => !alive,
+      ),
+    ).toBe(false);
+    const mine = () => emulator.sessions().filter((s) => s.runId === session.runId).length;
+    expect(await eventually(mine, (n) => n === 0)).toBe(0);
+    expect(await eventually(netHandles, (h) => h.sockets <= before.sockets && h.servers <= before.servers)).toEqual(
+      before,
+    );
+    expect(driver.isConnected(session)).toBe(false);
+  });
+
+  it.each([
+    ['an HTTP 503 answer', { code: 'ALLOCATION_FAILED', mode: 'http' as const }, 503, true],
+    ['an HTTP 429 answer', { code: 'TOO_MANY_CONCURRENT_REQUEST', mode: 'http' as const, status: 429 }, 429, true],
+    ['an HTTP 403 answer', { code: 'PLAN_LIMIT', mode: 'http' as const, status: 403 }, 403, false],
+    [
+      'a frame then close 1013',
+      { code: 'PROXY_UNAVAILABLE', mode: 'frame' as const, closeCode: 1013 as const },
+      503,
+      true,
+    ],
+    [
+      'a frame then close 1011',
+      { code: 'CDP_CONNECTION_FAILED', mode: 'frame' as const, closeCode: 1011 as const },
+      503,
+      true,
+    ],
+    [
+      'a frame then close 1008',
+      { code: 'INVALID_SESSION', mode: 'frame' as const, closeCode: 1008 as const },
+      400,
+      false,
+    ],
+  ])('turns a refusal by %s into a typed ServiceError', async (_name, fault, status, retryable) => {
+    emulator.faults.refuseNext({ ...fault, message: 'refused for the test' });
+    const error = (await rejection(connect())) as ServiceError;
+    expect(isServiceError(error)).toBe(true);
+    expect(error).toMatchObject({
+      code: `ERR::BROWSER::${fault.code}`,
+      http_status_code: status,
+      is_retryable: retryable,
+    });
+    expect(error.message).toContain('refused for the test');
+    expect(emulator.sessions()).toEqual([]);
+  });
+
+  it('refuses invalid options on the server side with 400, and a wrong key with 401', async () => {
+    const bad = await rejection(connect({ api_key: 'wrong-key-123' }));
+    expect(isAuthenticationError(bad)).toBe(true);
+  });
+
+  it('retries a retryable refusal when asked, and succeeds', async () => {
+    emulator.faults.refuseNext({ code: 'ALLOCATION_FAILED' });
+    emulator.faults.refuseNext({ code: 'TOO_MANY_CONCURRENT_REQUEST', mode: 'frame' });
+    const session = await connect({}, { retries: 2 });
+    expect(session.runId).toMatch(/^run-/);
+  });
+
+  it('does not retry a refusal that is not retryable', async () => {
+    emulator.faults.refuseNext({ code: 'PLAN_LIMIT', status: 403 });
+    const error = (await rejection(connect({}, { retries: 3 }))) as ServiceError;
+    expect(error.code).toBe('ERR::BROWSER::PLAN_LIMIT');
+    // The refusal was used up by the single attempt: the next connect succeeds at once.
+    expect((await connect()).runId).toMatch(/^run-/);
+  });
+
+  it('fails pending calls promptly and reports a SessionClosedError when the browser dies', async () => {
+    const session = await connect();
+    const page = await driver.newPage(session);
+    await page.goto(site.url);
+    const pending = page.evaluate(() => new Promise<number>(() => {}));
+    pending.catch(() => {});
+    await emulator.faults.killBrowser(session.runId ?? '');
+    const closed: SessionClosedError = await session.closed;
+    expect(isSessionClosedError(closed)).toBe(true);
+    expect(closed.closeCode).toBe(1011);
+    expect(closed.reason).toContain('ERR::BROWSER::SESSION_TERMINATED');
+    expect((closed.cause as ServiceError).code).toBe('ERR::BROWSER::SESSION_TERMINATED');
+    expect(await rejection(pending)).toBeInstanceOf(Error);
+    await session.close();
+  });
+});
+
+describe('server-side validation', () => {
+  it('answers invalid options with 400 and the option named', async () => {
+    const url = new URL(emulator.browserUrl);
+    url.search = `api_key=${API_KEY}&timeout=99999`;
+    const { openCloudSocket } = await import('../../src/connect/socket.js');
+    const error = await rejection(openCloudSocket(url));
+    expect(isBadRequestError(error)).toBe(true);
+    expect((error as Error).message).toContain('`timeout` must be at most 1800');
+  });
+});
