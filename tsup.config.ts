@@ -6,6 +6,7 @@ export default defineConfig({
     playwright: 'src/connect/playwright.ts',
     puppeteer: 'src/connect/puppeteer.ts',
     emulator: 'src/emulator/index.ts',
+    test: 'src/connect/test.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

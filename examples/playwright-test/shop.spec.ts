@@ -1,0 +1,20 @@
+import { expect, test } from 'cloud-browser/test';
+
+const site = () => process.env.SITE_URL ?? 'http://127.0.0.1/';
+
+test('opens the shop in the cloud browser', async ({ page }) => {
+  await page.goto(site());
+  await expect(page).toHaveTitle('Example shop');
+  await expect(page.getByRole('button', { name: 'Buy' })).toBeVisible();
+});
+
+test('sees the session options', async ({ page, cloudSession }) => {
+  await page.goto(site());
+  expect(cloudSession.runId).toBeTruthy();
+  expect(await page.evaluate(() => [navigator.languages, window.innerWidth])).toEqual([['en-GB', 'en'], 1280]);
+});
+
+test('shares one session per worker', async ({ browser, cloudSession }) => {
+  expect(browser).toBe(cloudSession.browser);
+  expect(browser.isConnected()).toBe(true);
+});
