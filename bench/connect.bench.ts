@@ -1,0 +1,130 @@
+/**
+ * Against the emulator, in one run: (a) connect-to-first-navigation through our connectors
+ * vs the bare library on the same URL, median of 20 each; (b) 20 full-page 1920x5000
+ * screenshots through our connection vs bare. Playwright and Puppeteer alike.
+ * Goals: (a) ratio at most 1.10, (b) at most 1.05.
+ */
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
+import { connectPlaywright } from '../src/connect/playwright.js';
+import { connectPuppeteer } from '../src/connect/puppeteer.js';
+import { startEmulator } from '../src/emulator/index.js';
+import { buildBrowserUrl } from '../src/index.js';
+import { median, report } from './lib.js';
+
+const ROUNDS = 20;
+const SHOTS = 20;
+
+const site = createServer((req, res) => {
+  const tall = req.url === '/tall';
+  res.writeHead(200, { 'content-type': 'text/html' });
+  res.end(
+    tall
+      ? // Random 4x4 blocks: a PNG of several MB, so the frames relayed are large.
+        `<title>Tall</title><body style="margin:0"><canvas id=c width=1920 height=5000></canvas><script>
+const c = document.getElementById('c').getContext('2d'); let s = 7;
+for (let y = 0; y < 5000; y += 4) for (let x = 0; x < 1920; x += 4) {
+  s = (s * 1103515245 + 12345) & 0x7fffffff; c.fillStyle = '#' + (s & 0xffffff).toString(16).padStart(6, '0'); c.fillRect(x, y, 4, 4);
+}</script>`
+      : '<title>First</title>',
+  );
+});
+site.listen(0, '127.0.0.1');
+await once(site, 'listening');
+const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+const emulator = await startEmulator();
+const options = { browser_url: emulator.browserUrl, api_key: emulator.apiKey, resolution: '1920x1080' };
+const bareUrl = buildBrowserUrl(options).href;
+
+interface Lib {
+  name: string;
+  ours(): Promise<{ page: () => Promise<Page>; close(): Promise<void> }>;
+  bare(): Promise<{ page: () => Promise<Page>; close(): Promise<void> }>;
+}
+interface Page {
+  goto(url: string): Promise<unknown>;
+  screenshot(o: { fullPage: boolean; type: 'png' }): Promise<Uint8Array>;
+}
+
+const libs: Lib[] = [
+  {
+    name: 'Playwright',
+    ours: async () => {
+      const s = await connectPlaywright(chromium, options);
+      return { page: () => s.browser.contexts()[0]?.newPage() as Promise<Page>, close: () => s.close() };
+    },
+    bare: async () => {
+      const b = await chromium.connectOverCDP(bareUrl);
+      return { page: () => b.contexts()[0]?.newPage() as Promise<Page>, close: () => b.close() };
+    },
+  },
+  {
+    name: 'Puppeteer',
+    ours: async () => {
+      const s = await connectPuppeteer(puppeteer, options);
+      return { page: () => s.browser.newPage() as Promise<Page>, close: () => s.close() };
+    },
+    bare: async () => {
+      const b = await puppeteer.connect({ browserWSEndpoint: bareUrl, defaultViewport: null });
+      return { page: () => b.newPage() as Promise<Page>, close: () => b.close() };
+    },
+  },
+];
+
+async function untilIdle() {
+  for (let i = 0; i < 100 && emulator.sessions().length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+}
+
+for (const lib of libs) {
+  const times: Record<'ours' | 'bare', number[]> = { ours: [], bare: [] };
+  for (let i = 0; i < ROUNDS * 2; i++) {
+    const which = i % 2 === 0 ? 'ours' : 'bare';
+    await untilIdle();
+    const start = performance.now();
+    const conn = await lib[which]();
+    const page = await conn.page();
+    await page.goto(`${origin}/`);
+    times[which].push(performance.now() - start);
+    await conn.close();
+  }
+  const a = median(times.ours) / median(times.bare);
+  report(
+    `connect: ${lib.name} connect-to-first-navigation, ours vs bare`,
+    a,
+    '<= 1.10',
+    a <= 1.1,
+    `median ours ${median(times.ours).toFixed(1)} ms, bare ${median(times.bare).toFixed(1)} ms, ${ROUNDS} each`,
+  );
+
+  const shots: Record<'ours' | 'bare', number> = { ours: 0, bare: 0 };
+  const conns = { ours: await lib.ours(), bare: await lib.bare() };
+  const pages = { ours: await conns.ours.page(), bare: await conns.bare.page() };
+  let bytes = 0;
+  for (const which of ['ours', 'bare'] as const) {
+    await pages[which].goto(`${origin}/tall`);
+    await pages[which].screenshot({ fullPage: true, type: 'png' });
+  }
+  for (let i = 0; i < SHOTS * 2; i++) {
+    const which = i % 2 === 0 ? 'ours' : 'bare';
+    const start = performance.now();
+    const png = await pages[which].screenshot({ fullPage: true, type: 'png' });
+    shots[which] += performance.now() - start;
+    bytes = png.length;
+  }
+  await conns.ours.close();
+  await conns.bare.close();
+  const b = shots.ours / shots.bare;
+  report(
+    `connect: ${lib.name} ${SHOTS} full-page 1920x5000 screenshots, ours vs bare`,
+    b,
+    '<= 1.05',
+    b <= 1.05,
+    `ours ${shots.ours.toFixed(0)} ms, bare ${shots.bare.toFixed(0)} ms, ${(bytes / 1024).toFixed(0)} KiB each`,
+  );
+}
+
+await emulator.close();
+site.close();
