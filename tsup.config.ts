@@ -7,6 +7,7 @@ export default defineConfig({
     puppeteer: 'src/connect/puppeteer.ts',
     emulator: 'src/emulator/index.ts',
     test: 'src/connect/test.ts',
+    webhooks: 'src/webhooks/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

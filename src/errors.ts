@@ -131,6 +131,22 @@ export class SessionClosedError extends CloudBrowserError {
 }
 Object.defineProperty(SessionClosedError.prototype, 'name', { value: 'SessionClosedError', writable: true });
 
+/**
+ * A webhook delivery refused by the receiver, with the HTTP status to answer (spec part 4):
+ * 400 malformed, 401 unsigned or wrongly signed, 413 too large, 500 the application failed.
+ *
+ * @example
+ * catch (e) { if (isWebhookError(e)) res.writeHead(e.status).end() }
+ */
+export class WebhookError extends CloudBrowserError {
+  readonly status: 400 | 401 | 405 | 413 | 500;
+  constructor(status: 400 | 401 | 405 | 413 | 500, message: string, options: ErrorOptions = {}) {
+    super(message, options);
+    this.status = status;
+  }
+}
+Object.defineProperty(WebhookError.prototype, 'name', { value: 'WebhookError', writable: true });
+
 /** The fields of a service error (spec part 7), wire names. */
 export interface ServiceErrorFields {
   message: string;
@@ -356,6 +372,10 @@ export function isTimeoutError(e: unknown): e is TimeoutError {
 /** Whether `e` is a {@link SessionClosedError}. */
 export function isSessionClosedError(e: unknown): e is SessionClosedError {
   return hasKind(e, 'SessionClosedError');
+}
+/** Whether `e` is a {@link WebhookError}. */
+export function isWebhookError(e: unknown): e is WebhookError {
+  return hasKind(e, 'WebhookError');
 }
 /** Whether `e` is a {@link ConnectionError}. */
 export function isConnectionError(e: unknown): e is ConnectionError {

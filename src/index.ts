@@ -22,6 +22,7 @@ export {
   isServiceError,
   isSessionClosedError,
   isTimeoutError,
+  isWebhookError,
   NotFoundError,
   PermissionDeniedError,
   parseRetryAfter,
@@ -33,6 +34,7 @@ export {
   SessionClosedError,
   TimeoutError,
   UnprocessableEntityError,
+  WebhookError,
 } from './errors.js';
 export { REDACTED, redact, redactUrl } from './internal/redact.js';
 export { projectSalt } from './session/salt.js';

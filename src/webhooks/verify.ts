@@ -1,0 +1,413 @@
+/**
+ * Verifying a delivery (spec part 4 receiver rules, D14-D16): resource type, signature over
+ * the decoded body under any of several secrets, alert timestamps, Content-Encoding, and the
+ * size limit on the wire and decoded, all in one streaming pass that holds no more than the
+ * limit.
+ */
+import { createHmac, type Hmac, timingSafeEqual } from 'node:crypto';
+import { Readable, type Transform } from 'node:stream';
+import * as zlib from 'node:zlib';
+import { ConfigError, WebhookError } from '../errors.js';
+import { registerSecret } from '../internal/redact.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_TOLERANCE_SECONDS,
+  HEADERS,
+  RESOURCE_TYPES,
+  type ResourceType,
+} from './constants.js';
+
+/** Headers as `fetch` or Node give them. */
+export type HeadersInput = Headers | Record<string, string | string[] | undefined>;
+/** A body as bytes, a Node stream or a web stream. */
+export type BodyInput =
+  | Uint8Array
+  | ArrayBuffer
+  | string
+  | NodeJS.ReadableStream
+  | ReadableStream<Uint8Array>
+  | null
+  | undefined;
+
+/** What {@link verifyDelivery} takes. */
+export interface VerifyOptions {
+  headers: HeadersInput;
+  body: BodyInput;
+  /** The account's signing secret, or several (rotation): a delivery signed by any is accepted. */
+  secrets: string | readonly string[];
+  /** Largest body on the wire and decoded. @default 268435456 */
+  maxBodyBytes?: number | undefined;
+  /** Largest distance of an alert timestamp from now, seconds. @default 300 */
+  toleranceSeconds?: number | undefined;
+  /** The clock, in milliseconds. @default Date.now */
+  now?: (() => number) | undefined;
+}
+
+/** A verified delivery: its resource type and decoded body. */
+export type VerifiedDelivery =
+  | { resourceType: ResourceType; body: Buffer; ping: false }
+  | { resourceType: 'ping'; body?: undefined; ping: true };
+
+function reader(headers: HeadersInput): (name: string) => string | undefined {
+  if (typeof (headers as Headers).get === 'function') {
+    const h = headers as Headers;
+    return (name) => h.get(name) ?? undefined;
+  }
+  const record = headers as Record<string, string | string[] | undefined>;
+  let lower: Map<string, string | string[] | undefined> | undefined;
+  return (name) => {
+    // Node gives lower-case names; other objects may not, so fall back to a folded copy.
+    let v = record[name];
+    if (v === undefined) {
+      lower ??= new Map(Object.entries(record).map(([k, value]) => [k.toLowerCase(), value]));
+      v = lower.get(name);
+    }
+    return Array.isArray(v) ? v.join(', ') : v;
+  };
+}
+
+// Larger output chunks than zlib's 16 KiB default: fewer events, HMAC updates and copies.
+const ZLIB_OPTIONS = { chunkSize: 256 * 1024 };
+
+/** A zlib decoder: a Transform that counts the input it consumed. */
+type Decoder = Transform & { readonly bytesWritten: number };
+
+/** The decoders that undo a Content-Encoding list, last applied first (D16). */
+function decodersFor(header: string | undefined): (() => Decoder)[] {
+  if (!header) return [];
+  const names = header
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '' && s !== 'identity');
+  const out: (() => Decoder)[] = [];
+  for (const name of names.reverse()) {
+    if (name === 'gzip' || name === 'x-gzip') out.push(() => zlib.createGunzip(ZLIB_OPTIONS));
+    else if (name === 'deflate') out.push(() => zlib.createInflate(ZLIB_OPTIONS));
+    else if (name === 'br') out.push(() => zlib.createBrotliDecompress(ZLIB_OPTIONS));
+    else if (name === 'zstd') {
+      const create = (zlib as unknown as { createZstdDecompress?: () => Decoder }).createZstdDecompress;
+      if (!create)
+        throw new WebhookError(
+          400,
+          'Content-Encoding zstd is not supported by this runtime (it needs Node 22.15 or newer)',
+        );
+      out.push(() => create());
+    } else {
+      throw new WebhookError(
+        400,
+        `Content-Encoding ${JSON.stringify(name.slice(0, 40))} is not supported: use gzip, deflate, br or identity`,
+      );
+    }
+  }
+  return out;
+}
+
+function secretList(secrets: VerifyOptions['secrets']): string[] {
+  const list = typeof secrets === 'string' ? [secrets] : [...(secrets ?? [])];
+  if (list.length === 0 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw new ConfigError('webhook receiver options', [
+      { option: 'secrets', message: '`secrets` must be one or more non-empty signing secrets' },
+    ]);
+  }
+  for (const s of list) registerSecret(s);
+  return list;
+}
+
+// Decoded bodies are kept in small chunks until they pass this size; beyond it they are
+// written into one buffer of the limit's size, whose untouched pages cost no memory, so
+// handing over the body never needs a second copy of it.
+const SMALL_BODY = 1 << 20;
+// Past this size, a body decoding to more than RATIO times its wire size is kept only as
+// wire bytes and decoded again once verified: a compression bomb then costs its wire size.
+const SPILL_AFTER = 16 << 20;
+const SPILL_RATIO = 16;
+// Wire bytes are kept for that second decode only up to this budget.
+const WIRE_BUDGET = 96 << 20;
+
+class BodyCollector {
+  private chunks: Buffer[] = [];
+  private big: Buffer | undefined;
+  size = 0;
+  spilled = false;
+  constructor(
+    private readonly max: number,
+    private readonly sizeHint: number | undefined,
+  ) {}
+  push(chunk: Buffer): void {
+    if (this.spilled) {
+      this.size += chunk.length;
+      return;
+    }
+    if (!this.big && this.size + chunk.length > (this.sizeHint ?? SMALL_BODY)) {
+      this.big = Buffer.allocUnsafeSlow(Math.min(this.max, Math.max(this.sizeHint ?? 0, this.size + chunk.length)));
+      let at = 0;
+      for (const c of this.chunks) at += c.copy(this.big, at);
+      this.chunks = [];
+    }
+    if (this.big) {
+      if (this.size + chunk.length > this.big.length) {
+        // Only when a size hint was wrong: grow to the limit.
+        const bigger = Buffer.allocUnsafeSlow(this.max);
+        this.big.copy(bigger, 0, 0, this.size);
+        this.big = bigger;
+      }
+      chunk.copy(this.big, this.size);
+    } else {
+      this.chunks.push(chunk);
+    }
+    this.size += chunk.length;
+  }
+  spill(): void {
+    this.spilled = true;
+    this.chunks = [];
+    this.big = undefined;
+  }
+  result(): Buffer {
+    if (this.big) return this.big.subarray(0, this.size);
+    return this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.size);
+  }
+}
+
+function asReadable(body: BodyInput): Readable | Buffer {
+  if (body === null || body === undefined) return Buffer.alloc(0);
+  if (typeof body === 'string') return Buffer.from(body);
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (typeof (body as ReadableStream).getReader === 'function') {
+    return Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
+  }
+  return body as Readable;
+}
+
+/** Read the rest of a body and drop it, so the connection can be reused. */
+export async function discard(body: BodyInput): Promise<void> {
+  const source = asReadable(body);
+  if (Buffer.isBuffer(source)) return;
+  for await (const _ of source.iterator({ destroyOnReturn: false })) {
+    // dropped
+  }
+}
+
+const tooLarge = (max: number, where: string) =>
+  new WebhookError(413, `the body is larger than ${max} bytes ${where}: the receiver's limit is maxBodyBytes`);
+
+/** A chain of decoders with a sink at its end; errors surface on the next write or at the end. */
+class Pipeline {
+  private readonly decoders: Decoder[];
+  private readonly fed: number[];
+  private failure: unknown;
+  private readonly done: Promise<void>;
+
+  constructor(
+    factories: (() => Decoder)[],
+    private readonly sink: (chunk: Buffer) => void,
+  ) {
+    this.decoders = factories.map((f) => f());
+    this.fed = this.decoders.map(() => 0);
+    const fail = (e: unknown) => {
+      this.failure ??= e;
+      for (const d of this.decoders) d.destroy();
+    };
+    this.decoders.forEach((d, i) => {
+      d.on('error', (e: Error) =>
+        fail(e instanceof WebhookError ? e : new WebhookError(400, `the body could not be decoded: ${e.message}`)),
+      );
+      const next = this.decoders[i + 1];
+      d.on('data', (chunk: Buffer) => {
+        if (this.failure) return;
+        try {
+          if (next) {
+            this.fed[i + 1] = (this.fed[i + 1] ?? 0) + chunk.length;
+            if (!next.write(chunk)) {
+              d.pause();
+              next.once('drain', () => d.resume());
+            }
+          } else {
+            this.sink(chunk);
+          }
+        } catch (e) {
+          fail(e);
+        }
+      });
+      d.on('end', () => next?.end());
+    });
+    const last = this.decoders.at(-1);
+    this.done = last
+      ? new Promise<void>((resolve) => {
+          last.on('end', resolve);
+          last.on('close', resolve);
+        })
+      : Promise.resolve();
+  }
+
+  async write(chunk: Buffer): Promise<void> {
+    this.check();
+    const first = this.decoders[0];
+    if (!first) {
+      this.sink(chunk);
+      return;
+    }
+    this.fed[0] = (this.fed[0] ?? 0) + chunk.length;
+    if (!first.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const onDone = () => {
+          first.off('drain', onDone);
+          first.off('close', onDone);
+          resolve();
+        };
+        first.on('drain', onDone);
+        first.on('close', onDone);
+      });
+    }
+    this.check();
+  }
+
+  async end(): Promise<void> {
+    this.check();
+    this.decoders[0]?.end();
+    await this.done;
+    this.check();
+    this.decoders.forEach((d, i) => {
+      // zlib stops at the end of its stream and ignores the rest: anything left is garbage.
+      if (d.bytesWritten !== this.fed[i])
+        throw new WebhookError(400, 'the body has trailing data after its compressed stream');
+    });
+  }
+
+  abort(): void {
+    for (const d of this.decoders) d.destroy();
+  }
+
+  private check(): void {
+    if (this.failure) throw this.failure;
+  }
+}
+
+function compare(digest: Buffer, expected: readonly Buffer[]): boolean {
+  let ok = false;
+  for (const e of expected) if (timingSafeEqual(digest, e)) ok = true;
+  return ok;
+}
+
+/** Options checked once, for receivers that verify many deliveries. */
+export interface PreparedVerifyOptions {
+  secrets: readonly string[];
+  maxBodyBytes: number;
+  toleranceSeconds: number;
+  now: () => number;
+}
+
+/** Check the options of a receiver once (secrets present, remembered for redaction). */
+export function prepareVerify(options: Omit<VerifyOptions, 'headers' | 'body'>): PreparedVerifyOptions {
+  return {
+    secrets: secretList(options.secrets),
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    toleranceSeconds: options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS,
+    now: options.now ?? Date.now,
+  };
+}
+
+/**
+ * Verify and decode a delivery. Returns its resource type and decoded body, or
+ * `{ ping: true }` for an unsigned ping (hand nothing to the application). Throws a
+ * {@link WebhookError} whose `status` is the answer to give: 400, 401 or 413.
+ *
+ * @example
+ * const delivery = await verifyDelivery({ headers: req.headers, body: req, secrets: process.env.SIGNING_SECRET })
+ */
+export async function verifyDelivery(options: VerifyOptions): Promise<VerifiedDelivery> {
+  return verifyPrepared(prepareVerify(options), options.headers, options.body);
+}
+
+/** {@link verifyDelivery} with options already checked by {@link prepareVerify}. */
+export async function verifyPrepared(
+  options: PreparedVerifyOptions,
+  headers: HeadersInput,
+  input: BodyInput,
+): Promise<VerifiedDelivery> {
+  const header = reader(headers);
+  const { secrets, maxBodyBytes: max } = options;
+  const resourceType = header(HEADERS.resourceType)?.trim();
+  if (!resourceType || !(RESOURCE_TYPES as readonly string[]).includes(resourceType)) {
+    throw new WebhookError(
+      400,
+      resourceType
+        ? `X-Service-Webhook-Resource-Type ${JSON.stringify(resourceType.slice(0, 40))} is not one of ${RESOURCE_TYPES.join(', ')}`
+        : 'X-Service-Webhook-Resource-Type is missing',
+    );
+  }
+  const given = [header(HEADERS.signature), header(HEADERS.signatureLowercase)]
+    .map((s) => s?.trim())
+    .filter((s): s is string => s !== undefined && s !== '');
+  if (given.length === 0) {
+    if (resourceType === 'ping') {
+      await discard(input);
+      return { resourceType: 'ping', ping: true };
+    }
+    throw new WebhookError(401, 'the delivery is not signed');
+  }
+  const expected = given.filter((s) => /^[0-9a-fA-F]{64}$/.test(s)).map((s) => Buffer.from(s, 'hex'));
+  if (expected.length === 0) throw new WebhookError(401, 'the signature is malformed: expected 64 hex characters');
+
+  let prefix = '';
+  if (resourceType === 'alert') {
+    const stamp = header(HEADERS.timestamp)?.trim();
+    if (!stamp) throw new WebhookError(401, 'the alert has no X-Service-Webhook-Timestamp');
+    if (!/^\d{1,15}$/.test(stamp))
+      throw new WebhookError(401, 'the alert timestamp must be whole seconds since the epoch');
+    const tolerance = options.toleranceSeconds;
+    const skew = Math.abs(options.now() / 1000 - Number(stamp));
+    if (skew > tolerance)
+      throw new WebhookError(401, `the alert timestamp is ${Math.round(skew)} s from now, more than ${tolerance} s`);
+    prefix = `${stamp}.`;
+  }
+
+  const length = header('content-length');
+  if (length !== undefined && /^\d+$/.test(length.trim()) && Number(length) > max) throw tooLarge(max, 'on the wire');
+  const factories = decodersFor(header('content-encoding'));
+  const hmacs: Hmac[] = secrets.map((s) => createHmac('sha256', s).update(prefix));
+  const identitySize =
+    factories.length === 0 && length !== undefined && /^\d+$/.test(length.trim()) ? Number(length) : undefined;
+  const body = new BodyCollector(max, identitySize);
+  let wire = 0;
+  let wireChunks: Buffer[] | undefined = factories.length > 0 ? [] : undefined;
+  const pipeline = new Pipeline(factories, (chunk) => {
+    if (body.size + chunk.length > max) throw tooLarge(max, 'once decoded');
+    for (const h of hmacs) h.update(chunk);
+    body.push(chunk);
+    if (!body.spilled && wireChunks && body.size > SPILL_AFTER && body.size > SPILL_RATIO * wire) body.spill();
+  });
+
+  const source = asReadable(input);
+  try {
+    const chunks = Buffer.isBuffer(source) ? [source] : source.iterator({ destroyOnReturn: false });
+    for await (const raw of chunks) {
+      const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array);
+      wire += chunk.length;
+      if (wire > max) throw tooLarge(max, 'on the wire');
+      if (wireChunks) {
+        if (wire <= WIRE_BUDGET || body.spilled) wireChunks.push(chunk);
+        else wireChunks = undefined;
+      }
+      await pipeline.write(chunk);
+    }
+    await pipeline.end();
+  } catch (error) {
+    pipeline.abort();
+    throw error;
+  }
+
+  const ok = hmacs.map((h) => compare(h.digest(), expected)).some(Boolean);
+  if (!ok) throw new WebhookError(401, 'the signature matches none of the signing secrets');
+  let decoded: Buffer;
+  if (body.spilled && wireChunks) {
+    const again = new BodyCollector(max, body.size);
+    const replay = new Pipeline(factories, (chunk) => again.push(chunk));
+    for (const chunk of wireChunks) await replay.write(chunk);
+    await replay.end();
+    decoded = again.result();
+  } else {
+    decoded = body.result();
+  }
+  return { resourceType: resourceType as ResourceType, body: decoded, ping: false };
+}
