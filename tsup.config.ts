@@ -8,6 +8,7 @@ export default defineConfig({
     emulator: 'src/emulator/index.ts',
     test: 'src/connect/test.ts',
     webhooks: 'src/webhooks/index.ts',
+    crawler: 'src/crawler/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -1,0 +1,60 @@
+/** The `POST /crawl` body (D9): multipart, streamed, so a huge URL list is never built twice. */
+import { randomBytes } from 'node:crypto';
+import { type CrawlConfig, scanUrlList, toCrawlRequest } from './schema.js';
+
+/** A request body ready for `fetch`. */
+export interface EncodedCrawlRequest {
+  /** A fresh stream of the body; call again for another attempt. */
+  body(): ReadableStream<Uint8Array>;
+  contentType: string;
+  /** Exact length in bytes, known without building the body. */
+  contentLength: number;
+}
+
+/**
+ * Encode a crawl configuration as the multipart body of `POST /crawl`: part `config` (JSON,
+ * every parameter but `url_list` and `key`) and, with `url_list`, part `urls` (one URL per
+ * line). The URL part is produced a batch of URLs at a time as it is sent.
+ *
+ * @example
+ * const { body, contentType, contentLength } = encodeCrawlRequest({ url_list: urls })
+ * await fetch(`${base}/crawl?key=${key}`, { method: 'POST', body: body(), duplex: 'half', headers: { 'content-type': contentType, 'content-length': String(contentLength) } })
+ */
+export function encodeCrawlRequest(input: CrawlConfig): EncodedCrawlRequest {
+  const { config, urls } = toCrawlRequest(input);
+  const boundary = `cloud-browser-${randomBytes(16).toString('hex')}`;
+  const encoder = new TextEncoder();
+  const head = encoder.encode(
+    `--${boundary}\r\nContent-Disposition: form-data; name="config"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(config)}\r\n` +
+      (urls
+        ? `--${boundary}\r\nContent-Disposition: form-data; name="urls"; filename="urls.txt"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n`
+        : ''),
+  );
+  const tail = encoder.encode(`${urls ? '\r\n' : ''}--${boundary}--\r\n`);
+  const scan = urls ? scanUrlList(urls) : undefined;
+  const urlBytes = scan?.bytes ?? 0;
+  const batches = scan?.batches ?? [];
+  return {
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    contentLength: head.length + urlBytes + tail.length,
+    body() {
+      let index = 0;
+      let stage = 0;
+      return new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (stage === 0) {
+            stage = 1;
+            controller.enqueue(head);
+            return;
+          }
+          if (stage === 1 && index < batches.length) {
+            controller.enqueue(Buffer.from(`${batches[index++]}\n`));
+            return;
+          }
+          controller.enqueue(tail);
+          controller.close();
+        },
+      });
+    },
+  };
+}

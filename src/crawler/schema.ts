@@ -1,0 +1,277 @@
+/**
+ * The crawl configuration (spec 2.1, rules 1-7; D8, D18): one zod schema for the client and
+ * the emulator, and `toCrawlRequest`, which applies every rule and gives the wire form.
+ * Pure: no I/O.
+ */
+import { z } from 'zod';
+import { ConfigError, type ConfigIssue } from '../errors.js';
+import { toConfigIssues } from '../internal/issues.js';
+import { CRAWLER_EVENTS } from '../webhooks/constants.js';
+
+/** Content formats of spec 2.1. */
+export const CONTENT_FORMATS = ['html', 'markdown', 'text', 'clean_html'] as const;
+/** One of {@link CONTENT_FORMATS}. */
+export type ContentFormat = (typeof CONTENT_FORMATS)[number];
+/** Smallest and largest `refresh_interval`, seconds (spec part 8). */
+export const REFRESH_INTERVAL_RANGE = [3600, 7_776_000] as const;
+
+const show = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v.slice(0, 60)) : Array.isArray(v) ? 'a list' : String(v));
+const bool = (name: string) => z.boolean({ error: (i) => `\`${name}\` must be true or false (got ${show(i.input)})` }).optional();
+const text = (name: string) =>
+  z.string({ error: (i) => `\`${name}\` must be a string (got ${show(i.input)})` }).min(1, { error: `\`${name}\` must not be empty: leave it out instead` });
+const int = (name: string, unit: string, min: number) =>
+  z
+    .number({ error: (i) => `\`${name}\` must be a whole number of ${unit} (got ${show(i.input)})` })
+    .int({ error: (i) => `\`${name}\` must be a whole number of ${unit} (got ${show(i.input)})` })
+    .min(min, { error: (i) => `\`${name}\` must be at least ${min} (got ${show(i.input)})` })
+    .optional();
+const httpUrl = (name: string) =>
+  text(name).refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), {
+    error: (i) => `\`${name}\` must be an http or https URL (got ${show(i.input)})`,
+  });
+const entry = (name: string) =>
+  z.string({ error: `\`${name}\` entries must be strings` }).min(1, { error: `\`${name}\` entries must not be empty` });
+const strings = (name: string) =>
+  z.array(entry(name), { error: (i) => `\`${name}\` must be a list of strings (got ${show(i.input)})` }).readonly().optional();
+
+// An absolute http(s) URL on one line: what the `urls` part can carry.
+const URL_LINE = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
+/** URLs checked, joined and measured per batch. */
+export const URL_BATCH = 8192;
+
+/** A scanned URL list: its problems, the byte length of its `urls` part, and that part's text by batch. */
+export interface ScannedUrlList {
+  problems: string[];
+  bytes: number;
+  /** The URLs of each batch joined with LF (no final LF). */
+  batches: string[];
+}
+
+const scanned = new WeakMap<readonly unknown[], ScannedUrlList>();
+const encoder = new TextEncoder();
+const utf8Length = (text: string): number =>
+  typeof Buffer === 'undefined' ? encoder.encode(text).length : Buffer.byteLength(text);
+
+function count(text: string, needle: string): number {
+  let n = 0;
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
+/**
+ * Check a URL list and measure the `urls` part it makes, a batch at a time, with native
+ * substring searches rather than a regex per entry: each batch is joined once, and the
+ * joined text is kept to be sent. Entries are named only when a batch is known to be wrong.
+ * Cached per list.
+ */
+export function scanUrlList(list: readonly unknown[]): ScannedUrlList {
+  const cached = scanned.get(list);
+  if (cached) return cached;
+  const result: ScannedUrlList = { problems: [], bytes: 0, batches: [] };
+  for (let start = 0; start < list.length && result.problems.length === 0; start += URL_BATCH) {
+    const end = Math.min(list.length, start + URL_BATCH);
+    let strings = true;
+    for (let i = start; i < end; i++) if (typeof list[i] !== 'string') strings = false;
+    const batch = strings ? (list.slice(start, end) as string[]).join('\n') : '';
+    const size = end - start;
+    // Every line starts with http:// or https:// exactly when the count of such starts is the
+    // count of entries and no entry holds a line break; white space is refused anywhere.
+    const fine =
+      strings &&
+      count(batch, '\n') === size - 1 &&
+      (batch.startsWith('https://') || batch.startsWith('http://')) &&
+      count(batch, '\nhttps://') + count(batch, '\nhttp://') === size - 1 &&
+      batch.indexOf(' ') === -1 &&
+      batch.indexOf('\t') === -1 &&
+      batch.indexOf('\r') === -1 &&
+      batch.indexOf('\f') === -1 &&
+      batch.indexOf('\v') === -1;
+    if (!fine) {
+      // The slow path: name the entries (or accept what only looked odd, such as HTTPS://).
+      for (let i = start; i < end && result.problems.length < 3; i++) {
+        const u = list[i];
+        if (typeof u !== 'string' || !URL_LINE.test(u)) result.problems.push(`entry ${i} (${show(u)})`);
+      }
+    }
+    result.batches.push(batch);
+    result.bytes += utf8Length(batch) + 1;
+  }
+  if (result.problems.length > 0) result.batches = [];
+  scanned.set(list, result);
+  return result;
+}
+
+const fields = {
+  url: httpUrl('url').optional(),
+  // Checked a batch at a time rather than with a schema per entry: lists of a million URLs are common.
+  url_list: z
+    .custom<readonly string[]>((v) => Array.isArray(v), {
+      error: (i) => `\`url_list\` must be a list of URLs (got ${show(i.input)})`,
+    })
+    .superRefine((list, ctx) => {
+      const { problems } = scanUrlList(list);
+      if (problems.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `\`url_list\` entries must be http or https URLs without spaces or line breaks: ${problems.join(', ')}`,
+        });
+      }
+    })
+    .optional(),
+  remote_url_list: httpUrl('remote_url_list').optional(),
+  page_limit: int('page_limit', 'pages', 1),
+  max_depth: int('max_depth', 'levels', 0),
+  max_duration: int('max_duration', 'seconds', 1),
+  exclude_paths: strings('exclude_paths'),
+  include_only_paths: strings('include_only_paths'),
+  ignore_base_path_restriction: bool('ignore_base_path_restriction'),
+  follow_external_links: bool('follow_external_links'),
+  allowed_external_domains: strings('allowed_external_domains'),
+  follow_internal_subdomains: bool('follow_internal_subdomains'),
+  allowed_internal_subdomains: strings('allowed_internal_subdomains'),
+  headers: z
+    .record(z.string(), z.string({ error: '`headers` values must be strings' }), {
+      error: (i) => `\`headers\` must be an object of strings (got ${show(i.input)})`,
+    })
+    .optional(),
+  delay: int('delay', 'milliseconds', 0),
+  user_agent: text('user_agent').optional(),
+  max_concurrency: int('max_concurrency', 'requests', 1),
+  rendering_delay: int('rendering_delay', 'milliseconds', 0),
+  use_sitemaps: bool('use_sitemaps'),
+  respect_robots_txt: bool('respect_robots_txt'),
+  ignore_no_follow: bool('ignore_no_follow'),
+  cache: bool('cache'),
+  cache_ttl: int('cache_ttl', 'seconds', 0),
+  cache_clear: bool('cache_clear'),
+  content_formats: z
+    .array(
+      z.enum(CONTENT_FORMATS, {
+        error: (i) => `\`content_formats\` entries must be ${CONTENT_FORMATS.join(', ')} (got ${show(i.input)})`,
+      }),
+      { error: (i) => `\`content_formats\` must be a list (got ${show(i.input)})` },
+    )
+    .readonly()
+    .optional(),
+  extraction_rules: z
+    .record(z.string(), z.unknown(), { error: (i) => `\`extraction_rules\` must be an object (got ${show(i.input)})` })
+    .optional(),
+  asp: bool('asp'),
+  unblocker: bool('unblocker'),
+  proxy_pool: text('proxy_pool').optional(),
+  country: text('country').optional(),
+  webhook_name: text('webhook_name').optional(),
+  webhook_events: z
+    .array(
+      z.enum(CRAWLER_EVENTS, {
+        error: (i) => `\`webhook_events\` entries must be among ${CRAWLER_EVENTS.join(', ')} (got ${show(i.input)})`,
+      }),
+      { error: (i) => `\`webhook_events\` must be a list (got ${show(i.input)})` },
+    )
+    .readonly()
+    .optional(),
+  max_api_credit: int('max_api_credit', 'credits', 1),
+  search: bool('search'),
+  refresh: bool('refresh'),
+  refresh_interval: z
+    .number({ error: (i) => `\`refresh_interval\` must be a whole number of seconds (got ${show(i.input)})` })
+    .int({ error: (i) => `\`refresh_interval\` must be a whole number of seconds (got ${show(i.input)})` })
+    .optional(),
+  key: text('key').optional(),
+};
+
+type Raw = Record<string, unknown>;
+const given = (raw: Raw, k: string) => raw[k] !== undefined && raw[k] !== null;
+const nonEmpty = (raw: Raw, k: string) => Array.isArray(raw[k]) && (raw[k] as unknown[]).length > 0;
+
+/** Rules 1-4 across options, checked even when some option has the wrong type. */
+function rules(raw: Raw, ctx: { addIssue: (i: { code: 'custom'; message: string; path: string[] }) => void }) {
+  const add = (path: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [path] });
+  if (nonEmpty(raw, 'exclude_paths') && nonEmpty(raw, 'include_only_paths')) {
+    add('include_only_paths', '`exclude_paths` and `include_only_paths` cannot both be set: keep one');
+  }
+  const sources = ['url', 'url_list', 'remote_url_list'].filter((k) => given(raw, k));
+  if (sources.length !== 1) {
+    add(
+      'url',
+      sources.length === 0
+        ? 'a crawl needs exactly one source: `url`, `url_list` or `remote_url_list`'
+        : `a crawl takes exactly one source, not ${sources.map((s) => `\`${s}\``).join(' and ')}: keep one`,
+    );
+  }
+  if (Array.isArray(raw.url_list) && raw.url_list.length === 0) add('url_list', '`url_list` must hold at least one URL');
+  const interval = raw.refresh_interval;
+  if (typeof interval === 'number') {
+    const [min, max] = REFRESH_INTERVAL_RANGE;
+    if (interval < min || interval > max) {
+      add(
+        'refresh_interval',
+        `\`refresh_interval\` must be between ${min} and ${max} seconds (90 days) (got ${interval}): each refresh re-scrapes the whole site`,
+      );
+    }
+    if (raw.refresh !== true) add('refresh', '`refresh_interval` needs `refresh: true`: set it, or leave the interval out');
+  }
+}
+
+/**
+ * Every parameter of the crawl start operation (spec 2.1), wire names, plus `unblocker`, the
+ * current name of `asp` (D18). Unknown names are refused.
+ *
+ * @example
+ * crawlConfigSchema.parse({ url: 'https://example.com', page_limit: 50, content_formats: ['markdown'] })
+ */
+export const crawlConfigSchema = z
+  .strictObject(fields, { error: (i) => (i.code === 'invalid_type' ? 'the crawl configuration must be an object' : undefined) })
+  .check(z.superRefine((raw, ctx) => rules(raw as Raw, ctx), { when: () => true }));
+
+/** A crawl configuration as the caller writes it. */
+export type CrawlConfig = z.input<typeof crawlConfigSchema>;
+
+/** The known option names, for suggestions. */
+export const CRAWL_OPTION_NAMES = Object.keys(fields);
+
+/** The wire form: the `config` part and, with `url_list`, the URLs of the `urls` part. */
+export interface CrawlRequest {
+  config: Record<string, unknown>;
+  urls?: readonly string[];
+}
+
+// Sent only when the caller set them, false included, so that the server default applies otherwise.
+const EXPLICIT = new Set(['respect_robots_txt', 'follow_internal_subdomains']);
+
+/**
+ * Validate a configuration and give its wire form, applying all seven rules of spec 2.1:
+ * one source, exclusive path filters, the refresh interval's range and its need of
+ * `refresh`, the webhook events, leaving out false and empty options (but sending
+ * `respect_robots_txt` and `follow_internal_subdomains` when set), and `asp`/`unblocker`.
+ * The config never carries `url_list` nor `key` (D8).
+ *
+ * @example
+ * toCrawlRequest({ url_list: ['https://a.example/', 'https://b.example/'], unblocker: true })
+ * // { config: { asp: true }, urls: ['https://a.example/', 'https://b.example/'] }
+ */
+export function toCrawlRequest(input: CrawlConfig): CrawlRequest {
+  const parsed = crawlConfigSchema.safeParse(input);
+  if (!parsed.success) {
+    const issues: ConfigIssue[] = toConfigIssues(parsed.error.issues, CRAWL_OPTION_NAMES);
+    throw new ConfigError('crawl configuration', issues);
+  }
+  const value = parsed.data as Record<string, unknown>;
+  const config: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(value)) {
+    if (name === 'url_list' || name === 'key' || name === 'asp' || name === 'unblocker') continue;
+    if (v === undefined || v === null) continue;
+    if (EXPLICIT.has(name)) {
+      config[name] = v;
+      continue;
+    }
+    if (v === false || v === '') continue;
+    if (Array.isArray(v) && v.length === 0) continue;
+    if (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0) continue;
+    config[name] = v;
+  }
+  // Rule 7 (D18): either name asks for the bypass; when both are given, `asp` wins; false removes it.
+  const bypass = value.asp !== undefined ? value.asp : value.unblocker;
+  if (bypass === true) config.asp = true;
+  return value.url_list ? { config, urls: value.url_list as readonly string[] } : { config };
+}

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { CRAWLER_EVENTS, type CrawlConfig, toCrawlRequest } from '../../src/crawler/index.js';
+import { isConfigError } from '../../src/index.js';
+
+function issues(config: unknown) {
+  try {
+    toCrawlRequest(config as CrawlConfig);
+  } catch (e) {
+    if (isConfigError(e)) return e;
+    throw e;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const url = 'https://site.test/';
+
+describe('toCrawlRequest applies the seven rules of spec 2.1', () => {
+  it.each<[string, Record<string, unknown>, string, string]>([
+    ['rule 1: both path filters', { url, exclude_paths: ['/a'], include_only_paths: ['/b'] }, 'include_only_paths', 'cannot both be set'],
+    ['rule 2: no source', { page_limit: 5 }, 'url', 'exactly one source'],
+    ['rule 2: two sources', { url, remote_url_list: 'https://site.test/list.txt' }, 'url', 'not `url` and `remote_url_list`'],
+    ['rule 2: three sources', { url, url_list: [url], remote_url_list: url }, 'url', 'exactly one source'],
+    ['rule 3: an interval of one minute', { url, refresh: true, refresh_interval: 60 }, 'refresh_interval', 're-scrapes the whole site'],
+    ['rule 3: an interval over 90 days', { url, refresh: true, refresh_interval: 7_776_001 }, 'refresh_interval', 'between 3600 and 7776000'],
+    ['rule 4: an interval without refresh', { url, refresh_interval: 7200 }, 'refresh', 'needs `refresh: true`'],
+    ['rule 4: an interval with refresh false', { url, refresh: false, refresh_interval: 7200 }, 'refresh', 'needs `refresh: true`'],
+    ['rule 5: an unknown webhook event', { url, webhook_events: ['crawler_started', 'crawler_exploded'] }, 'webhook_events.1', 'crawler_finished'],
+    ['an unknown content format', { url, content_formats: ['pdf'] }, 'content_formats.0', 'clean_html'],
+    ['a url that is not http', { url: 'ftp://site.test/' }, 'url', 'http or https'],
+    ['a url_list entry with a line break', { url_list: ['https://a.test/\nhttps://b.test/'] }, 'url_list', 'entry 0'],
+    ['an empty url_list', { url_list: [] }, 'url_list', 'at least one URL'],
+    ['a page_limit of zero', { url, page_limit: 0 }, 'page_limit', 'at least 1'],
+    ['a fractional delay', { url, delay: 1.5 }, 'delay', 'whole number'],
+    ['headers that are not strings', { url, headers: { 'x-a': 1 } }, 'headers.x-a', 'strings'],
+    ['a misspelt option', { url, page_limt: 5 }, 'page_limt', 'did you mean `page_limit`'],
+  ])('refuses %s', (_name, config, option, text) => {
+    const error = issues(config);
+    const issue = error.issues.find((i) => i.option === option);
+    expect(issue, JSON.stringify(error.issues)).toBeDefined();
+    expect(issue?.message).toContain(text);
+  });
+
+  it('lists the eleven allowed events when one is wrong', () => {
+    const message = issues({ url, webhook_events: ['nope'] }).message;
+    for (const e of CRAWLER_EVENTS) expect(message).toContain(e);
+  });
+
+  it('accepts the interval bounds with refresh', () => {
+    expect(toCrawlRequest({ url, refresh: true, refresh_interval: 3600 }).config.refresh_interval).toBe(3600);
+    expect(toCrawlRequest({ url, refresh: true, refresh_interval: 7_776_000 }).config.refresh_interval).toBe(7_776_000);
+  });
+
+  it('rule 6: leaves out false booleans and empty options', () => {
+    const { config } = toCrawlRequest({
+      url,
+      cache: false,
+      search: false,
+      exclude_paths: [],
+      headers: {},
+      content_formats: ['markdown'],
+      use_sitemaps: true,
+    });
+    expect(config).toEqual({ url, content_formats: ['markdown'], use_sitemaps: true });
+  });
+
+  it.each([
+    ['respect_robots_txt', false],
+    ['respect_robots_txt', true],
+    ['follow_internal_subdomains', false],
+    ['follow_internal_subdomains', true],
+  ])('rule 6: sends %s exactly when set (%s)', (name, value) => {
+    expect(toCrawlRequest({ url, [name]: value }).config).toEqual({ url, [name]: value });
+    expect(toCrawlRequest({ url }).config).not.toHaveProperty(name);
+  });
+
+  it.each<[string, Record<string, unknown>, boolean]>([
+    ['asp true', { asp: true }, true],
+    ['unblocker true', { unblocker: true }, true],
+    ['both true', { asp: true, unblocker: true }, true],
+    ['asp false, unblocker true: asp wins', { asp: false, unblocker: true }, false],
+    ['asp true, unblocker false: asp wins', { asp: true, unblocker: false }, true],
+    ['asp false', { asp: false }, false],
+    ['unblocker false', { unblocker: false }, false],
+    ['neither', {}, false],
+  ])('rule 7: %s', (_name, extra, sent) => {
+    const { config } = toCrawlRequest({ url, ...extra });
+    expect('asp' in config).toBe(sent);
+    if (sent) expect(config.asp).toBe(true);
+    expect(config).not.toHaveProperty('unblocker');
+  });
+
+  it('never puts url_list or key in the config', () => {
+    const { config, urls } = toCrawlRequest({ url_list: ['https://a.test/', 'https://b.test/'], key: 'secret-key-1234' });
+    expect(config).toEqual({});
+    expect(urls).toEqual(['https://a.test/', 'https://b.test/']);
+  });
+
+  it('reports every problem at once', () => {
+    const error = issues({ page_limit: -1, refresh_interval: 5, exclude_paths: ['/a'], include_only_paths: ['/b'] });
+    expect(new Set(error.issues.map((i) => i.option))).toEqual(new Set(['page_limit', 'url', 'refresh_interval', 'refresh', 'include_only_paths']));
+  });
+});
