@@ -27,15 +27,22 @@ await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 const run = async (mode: 'ours' | 'bare') => {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--expose-gc', join(here, 'fixtures', 'upload-child.ts'), mode, url], {
-    maxBuffer: 1 << 20,
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', '--expose-gc', join(here, 'fixtures', 'upload-child.ts'), mode, url],
+    {
+      maxBuffer: 1 << 20,
+    },
+  );
   return JSON.parse(stdout) as { ms: number; listBytes: number; growth: number; sent: number };
 };
 
 await run('ours');
 await run('bare');
-const results: Record<'ours' | 'bare', { ms: number; listBytes: number; growth: number; sent: number }[]> = { ours: [], bare: [] };
+const results: Record<'ours' | 'bare', { ms: number; listBytes: number; growth: number; sent: number }[]> = {
+  ours: [],
+  bare: [],
+};
 for (let i = 0; i < 5; i++) {
   results.bare.push(await run('bare'));
   results.ours.push(await run('ours'));

@@ -3,14 +3,7 @@
  * waiting, lazy page iteration, streamed artifacts and prompt streams.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import {
-  ConfigError,
-  ConnectionError,
-  CrawlerError,
-  parseRetryAfter,
-  ServiceError,
-  TimeoutError,
-} from '../errors.js';
+import { ConfigError, ConnectionError, CrawlerError, parseRetryAfter, ServiceError, TimeoutError } from '../errors.js';
 import { redact, registerSecret } from '../internal/redact.js';
 import { ENV, env } from '../session/url.js';
 import { encodeCrawlRequest } from './multipart.js';
@@ -133,7 +126,10 @@ export class CrawlerClient {
     const issues = [];
     if (!key) issues.push({ option: 'key', message: `\`key\` is required: pass it, or set ${ENV.apiKey}` });
     if (!baseUrl || !URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
-      issues.push({ option: 'baseUrl', message: `\`baseUrl\` must be the service's http(s) address: pass it, or set ${ENV.apiUrl}` });
+      issues.push({
+        option: 'baseUrl',
+        message: `\`baseUrl\` must be the service's http(s) address: pass it, or set ${ENV.apiUrl}`,
+      });
     }
     if (issues.length > 0) throw new ConfigError('crawler client options', issues);
     registerSecret(key);
@@ -167,7 +163,10 @@ export class CrawlerClient {
     const body = (await res.json()) as { uuid?: unknown; crawler_uuid?: unknown };
     const uuid = typeof body.uuid === 'string' ? body.uuid : body.crawler_uuid;
     if (typeof uuid !== 'string' || uuid === '') {
-      throw ServiceError.generate({ code: 'ERR::CRAWLER::BAD_RESPONSE', message: 'the crawl start answer has no uuid' }, { status: res.status });
+      throw ServiceError.generate(
+        { code: 'ERR::CRAWLER::BAD_RESPONSE', message: 'the crawl start answer has no uuid' },
+        { status: res.status },
+      );
     }
     return { ...body, uuid };
   }
@@ -207,14 +206,19 @@ export class CrawlerClient {
       }
       const elapsed = this.#clock.now() - started;
       if (options.timeout !== undefined && elapsed + interval > options.timeout) {
-        throw new TimeoutError(`the crawl ${uuid} did not complete within ${options.timeout} ms; it is still running`, { uuid });
+        throw new TimeoutError(`the crawl ${uuid} did not complete within ${options.timeout} ms; it is still running`, {
+          uuid,
+        });
       }
       await this.#clock.sleep(interval, options.signal);
     }
   }
 
   /** Every URL the crawl met, fetched a page at a time as you iterate. */
-  urls(uuid: string, options: CallOptions & { status?: 'visited' | 'failed' | 'skipped' } = {}): AsyncIterable<CrawlUrl> {
+  urls(
+    uuid: string,
+    options: CallOptions & { status?: 'visited' | 'failed' | 'skipped' } = {},
+  ): AsyncIterable<CrawlUrl> {
     return this.#pages<CrawlUrl>(`/crawl/${this.#id(uuid)}/urls`, 'urls', { status: options.status }, options);
   }
 
@@ -239,7 +243,11 @@ export class CrawlerClient {
     if (options.type !== 'warc' && options.type !== 'har') {
       throw new ConfigError('artifact options', [{ option: 'type', message: '`type` must be warc or har' }]);
     }
-    const res = await this.#request('GET', `/crawl/${this.#id(uuid)}/artifact`, { ...options, retry: 'always', query: { type: options.type } });
+    const res = await this.#request('GET', `/crawl/${this.#id(uuid)}/artifact`, {
+      ...options,
+      retry: 'always',
+      query: { type: options.type },
+    });
     const length = res.headers.get('content-length');
     return {
       stream: res.body ?? new ReadableStream({ start: (c) => c.close() }),
@@ -252,7 +260,10 @@ export class CrawlerClient {
    * Search the index of one or more crawls. Crawls without an index, or not ready yet, are
    * listed in `skipped`; the search still answers.
    */
-  async search(params: { crawls: readonly string[]; query: string; [field: string]: unknown }, options: CallOptions = {}): Promise<SearchResponse> {
+  async search(
+    params: { crawls: readonly string[]; query: string; [field: string]: unknown },
+    options: CallOptions = {},
+  ): Promise<SearchResponse> {
     this.#checkCrawls(params.crawls, 'query', params.query);
     const res = await this.#request('POST', '/crawl/search', { ...options, retry: 'always', json: params });
     const body = (await res.json()) as SearchResponse;
@@ -264,21 +275,30 @@ export class CrawlerClient {
    * rejects; an error frame after tokens ends the iteration by throwing, after the tokens
    * already given. Leaving the loop early aborts the request.
    */
-  prompt(params: { crawls: readonly string[]; prompt: string; [field: string]: unknown }, options: CallOptions = {}): PromptStream {
+  prompt(
+    params: { crawls: readonly string[]; prompt: string; [field: string]: unknown },
+    options: CallOptions = {},
+  ): PromptStream {
     this.#checkCrawls(params.crawls, 'prompt', params.prompt);
-    return new PromptStream((signal) =>
-      this.#request('POST', '/crawl/prompt', {
-        signal,
-        retry: 'always',
-        json: params,
-        headers: { accept: 'text/event-stream' },
-        streaming: true,
-      }), options.signal);
+    return new PromptStream(
+      (signal) =>
+        this.#request('POST', '/crawl/prompt', {
+          signal,
+          retry: 'always',
+          json: params,
+          headers: { accept: 'text/event-stream' },
+          streaming: true,
+        }),
+      options.signal,
+    );
   }
 
   /** Refresh a crawl now (`REFRESH_*` errors are {@link CrawlerError}s). Retried only when the service says. */
   async refresh(uuid: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
-    const res = await this.#request('POST', `/crawl/${this.#id(uuid)}/refresh`, { ...options, retry: 'when-service-says' });
+    const res = await this.#request('POST', `/crawl/${this.#id(uuid)}/refresh`, {
+      ...options,
+      retry: 'when-service-says',
+    });
     return (await res.json().catch(() => ({}))) as Record<string, unknown>;
   }
 
@@ -300,18 +320,25 @@ export class CrawlerClient {
     if (!Array.isArray(crawls) || crawls.length === 0 || crawls.some((c) => typeof c !== 'string' || c === '')) {
       issues.push({ option: 'crawls', message: '`crawls` must list one or more crawl ids' });
     }
-    if (typeof text !== 'string' || text.trim() === '') issues.push({ option: name, message: `\`${name}\` must be a non-empty string` });
+    if (typeof text !== 'string' || text.trim() === '')
+      issues.push({ option: name, message: `\`${name}\` must be a non-empty string` });
     if (issues.length > 0) throw new ConfigError(`${name} parameters`, issues);
   }
 
-  async *#pages<T>(path: string, field: string, query: Record<string, string | undefined>, options: CallOptions): AsyncGenerator<T> {
+  async *#pages<T>(
+    path: string,
+    field: string,
+    query: Record<string, string | undefined>,
+    options: CallOptions,
+  ): AsyncGenerator<T> {
     let cursor: string | undefined;
     do {
       const res = await this.#request('GET', path, { ...options, retry: 'always', query: { ...query, cursor } });
       const type = res.headers.get('content-type') ?? '';
       if (type.startsWith('text/plain')) {
         // A plain list, one URL per line: no pages.
-        for (const line of (await res.text()).split('\n')) if (line.trim()) yield { url: line.trim(), status: 'visited' } as T;
+        for (const line of (await res.text()).split('\n'))
+          if (line.trim()) yield { url: line.trim(), status: 'visited' } as T;
         return;
       }
       const body = (await res.json()) as Record<string, unknown>;
@@ -368,15 +395,23 @@ export class CrawlerClient {
         } catch {}
         const error = ServiceError.generate(body, { status: res.status, headers: res.headers });
         failure = error;
-        retryable = options.retry === 'always' ? error.is_retryable || RETRY_STATUSES.has(res.status) || res.status >= 500 : error.is_retryable;
+        retryable =
+          options.retry === 'always'
+            ? error.is_retryable || RETRY_STATUSES.has(res.status) || res.status >= 500
+            : error.is_retryable;
         if (error.retry_times !== undefined) limit = error.retry_times;
-        wait = Math.max(error.retry_delay ?? 0, parseRetryAfter(res.headers.get('retry-after'), this.#clock.now()) ?? 0) * 1000;
+        wait =
+          Math.max(error.retry_delay ?? 0, parseRetryAfter(res.headers.get('retry-after'), this.#clock.now()) ?? 0) *
+          1000;
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
         const timedOut = timeout.aborted;
         failure = timedOut
           ? new TimeoutError(`${method} ${path} did not answer within ${this.#timeout} ms`, { cause: error })
-          : new ConnectionError(`${method} ${path} failed: ${redact(error instanceof Error ? error.message : String(error))}`, { cause: error });
+          : new ConnectionError(
+              `${method} ${path} failed: ${redact(error instanceof Error ? error.message : String(error))}`,
+              { cause: error },
+            );
         retryable = options.retry === 'always';
       }
       if (!retryable || attempt >= limit) throw failure;
@@ -397,7 +432,8 @@ export class PromptStream implements AsyncIterable<string> {
   ) {}
 
   async *[Symbol.asyncIterator](): AsyncGenerator<string> {
-    if (this.#used) throw new ConfigError('prompt stream', [{ option: 'prompt', message: 'a prompt stream can be read once' }]);
+    if (this.#used)
+      throw new ConfigError('prompt stream', [{ option: 'prompt', message: 'a prompt stream can be read once' }]);
     this.#used = true;
     const controller = new AbortController();
     const onAbort = () => controller.abort(this.signal?.reason);
@@ -415,7 +451,10 @@ export class PromptStream implements AsyncIterable<string> {
           chunk = await reader.read();
         } catch (error) {
           if (this.signal?.aborted) throw this.signal.reason;
-          throw new ConnectionError(`the prompt stream broke: ${redact(error instanceof Error ? error.message : String(error))}`, { cause: error });
+          throw new ConnectionError(
+            `the prompt stream broke: ${redact(error instanceof Error ? error.message : String(error))}`,
+            { cause: error },
+          );
         }
         if (chunk.done) {
           // The parser holds a final lone CR in case an LF follows; at the end of the stream
@@ -461,4 +500,3 @@ export class PromptStream implements AsyncIterable<string> {
     return out;
   }
 }
-

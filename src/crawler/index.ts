@@ -1,4 +1,7 @@
 /** `cloud-browser/crawler`: the crawl configuration and the crawler client. */
+
+export { CrawlerError, isCrawlerError } from '../errors.js';
+export { CRAWLER_EVENTS, type CrawlerEvent } from '../webhooks/constants.js';
 export {
   type CallOptions,
   type Clock,
@@ -22,5 +25,3 @@ export {
   REFRESH_INTERVAL_RANGE,
   toCrawlRequest,
 } from './schema.js';
-export { CRAWLER_EVENTS, type CrawlerEvent } from '../webhooks/constants.js';
-export { CrawlerError, isCrawlerError } from '../errors.js';

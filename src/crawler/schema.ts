@@ -15,10 +15,14 @@ export type ContentFormat = (typeof CONTENT_FORMATS)[number];
 /** Smallest and largest `refresh_interval`, seconds (spec part 8). */
 export const REFRESH_INTERVAL_RANGE = [3600, 7_776_000] as const;
 
-const show = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v.slice(0, 60)) : Array.isArray(v) ? 'a list' : String(v));
-const bool = (name: string) => z.boolean({ error: (i) => `\`${name}\` must be true or false (got ${show(i.input)})` }).optional();
+const show = (v: unknown) =>
+  typeof v === 'string' ? JSON.stringify(v.slice(0, 60)) : Array.isArray(v) ? 'a list' : String(v);
+const bool = (name: string) =>
+  z.boolean({ error: (i) => `\`${name}\` must be true or false (got ${show(i.input)})` }).optional();
 const text = (name: string) =>
-  z.string({ error: (i) => `\`${name}\` must be a string (got ${show(i.input)})` }).min(1, { error: `\`${name}\` must not be empty: leave it out instead` });
+  z
+    .string({ error: (i) => `\`${name}\` must be a string (got ${show(i.input)})` })
+    .min(1, { error: `\`${name}\` must not be empty: leave it out instead` });
 const int = (name: string, unit: string, min: number) =>
   z
     .number({ error: (i) => `\`${name}\` must be a whole number of ${unit} (got ${show(i.input)})` })
@@ -32,12 +36,15 @@ const httpUrl = (name: string) =>
 const entry = (name: string) =>
   z.string({ error: `\`${name}\` entries must be strings` }).min(1, { error: `\`${name}\` entries must not be empty` });
 const strings = (name: string) =>
-  z.array(entry(name), { error: (i) => `\`${name}\` must be a list of strings (got ${show(i.input)})` }).readonly().optional();
+  z
+    .array(entry(name), { error: (i) => `\`${name}\` must be a list of strings (got ${show(i.input)})` })
+    .readonly()
+    .optional();
 
 // An absolute http(s) URL on one line: what the `urls` part can carry.
 const URL_LINE = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
 /** URLs checked, joined and measured per batch. */
-export const URL_BATCH = 8192;
+export const URL_BATCH = 16384;
 
 /** A scanned URL list: its problems, the byte length of its `urls` part, and that part's text by batch. */
 export interface ScannedUrlList {
@@ -56,6 +63,12 @@ function count(text: string, needle: string): number {
   let n = 0;
   for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) n++;
   return n;
+}
+
+/** How many lines after the first start with https:// or http:// (http:// searched only when needed). */
+function prefixed(batch: string, expected: number): number {
+  const secure = count(batch, '\nhttps://');
+  return secure === expected ? secure : secure + count(batch, '\nhttp://');
 }
 
 /**
@@ -80,7 +93,7 @@ export function scanUrlList(list: readonly unknown[]): ScannedUrlList {
       strings &&
       count(batch, '\n') === size - 1 &&
       (batch.startsWith('https://') || batch.startsWith('http://')) &&
-      count(batch, '\nhttps://') + count(batch, '\nhttp://') === size - 1 &&
+      prefixed(batch, size - 1) === size - 1 &&
       batch.indexOf(' ') === -1 &&
       batch.indexOf('\t') === -1 &&
       batch.indexOf('\r') === -1 &&
@@ -199,7 +212,8 @@ function rules(raw: Raw, ctx: { addIssue: (i: { code: 'custom'; message: string;
         : `a crawl takes exactly one source, not ${sources.map((s) => `\`${s}\``).join(' and ')}: keep one`,
     );
   }
-  if (Array.isArray(raw.url_list) && raw.url_list.length === 0) add('url_list', '`url_list` must hold at least one URL');
+  if (Array.isArray(raw.url_list) && raw.url_list.length === 0)
+    add('url_list', '`url_list` must hold at least one URL');
   const interval = raw.refresh_interval;
   if (typeof interval === 'number') {
     const [min, max] = REFRESH_INTERVAL_RANGE;
@@ -209,7 +223,8 @@ function rules(raw: Raw, ctx: { addIssue: (i: { code: 'custom'; message: string;
         `\`refresh_interval\` must be between ${min} and ${max} seconds (90 days) (got ${interval}): each refresh re-scrapes the whole site`,
       );
     }
-    if (raw.refresh !== true) add('refresh', '`refresh_interval` needs `refresh: true`: set it, or leave the interval out');
+    if (raw.refresh !== true)
+      add('refresh', '`refresh_interval` needs `refresh: true`: set it, or leave the interval out');
   }
 }
 
@@ -221,7 +236,9 @@ function rules(raw: Raw, ctx: { addIssue: (i: { code: 'custom'; message: string;
  * crawlConfigSchema.parse({ url: 'https://example.com', page_limit: 50, content_formats: ['markdown'] })
  */
 export const crawlConfigSchema = z
-  .strictObject(fields, { error: (i) => (i.code === 'invalid_type' ? 'the crawl configuration must be an object' : undefined) })
+  .strictObject(fields, {
+    error: (i) => (i.code === 'invalid_type' ? 'the crawl configuration must be an object' : undefined),
+  })
   .check(z.superRefine((raw, ctx) => rules(raw as Raw, ctx), { when: () => true }));
 
 /** A crawl configuration as the caller writes it. */

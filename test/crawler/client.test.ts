@@ -49,14 +49,28 @@ const status = (extra: Record<string, unknown>) => ({
   status: 'RUNNING',
   is_complete: false,
   is_success: null,
-  state: { urls_visited: 1, urls_extracted: 1, urls_failed: 0, urls_skipped: 0, urls_to_crawl: 5, api_credit_used: 1, duration: 1, stop_reason: null },
+  state: {
+    urls_visited: 1,
+    urls_extracted: 1,
+    urls_failed: 0,
+    urls_skipped: 0,
+    urls_to_crawl: 5,
+    api_credit_used: 1,
+    duration: 1,
+    stop_reason: null,
+  },
   ...extra,
 });
 
 describe('start', () => {
   it('sends a multipart form: config as JSON, urls one per line, the key in the query only', async () => {
     server.queue('POST /crawl', json(200, { uuid: 'c-1' }));
-    const config = { url_list: ['https://a.test/x', 'https://b.test/é'], page_limit: 10, unblocker: true, respect_robots_txt: false };
+    const config = {
+      url_list: ['https://a.test/x', 'https://b.test/é'],
+      page_limit: 10,
+      unblocker: true,
+      respect_robots_txt: false,
+    };
     expect(await client.start(config)).toEqual({ uuid: 'c-1' });
     const [req] = server.received;
     expect(req?.query.get('key')).toBe(KEY);
@@ -86,14 +100,22 @@ describe('start', () => {
   });
 
   it('is not retried on a 503 the service does not mark retryable', async () => {
-    server.queue('POST /crawl', json(503, { message: 'busy', code: 'ERR::SERVICE::BUSY' }), json(200, { uuid: 'never' }));
+    server.queue(
+      'POST /crawl',
+      json(503, { message: 'busy', code: 'ERR::SERVICE::BUSY' }),
+      json(200, { uuid: 'never' }),
+    );
     const error = (await rejection(client.start({ url: 'https://a.test/' }))) as ServiceError;
     expect(error.http_status_code).toBe(503);
     expect(server.received).toHaveLength(1);
   });
 
   it('is retried when the service says is_retryable, waiting at least retry_delay', async () => {
-    server.queue('POST /crawl', json(503, { message: 'busy', code: 'ERR::SERVICE::BUSY', is_retryable: true, retry_delay: 7 }), json(200, { uuid: 'c-5' }));
+    server.queue(
+      'POST /crawl',
+      json(503, { message: 'busy', code: 'ERR::SERVICE::BUSY', is_retryable: true, retry_delay: 7 }),
+      json(200, { uuid: 'c-5' }),
+    );
     expect((await client.start({ url_list: ['https://a.test/'] })).uuid).toBe('c-5');
     expect(server.received).toHaveLength(2);
     expect(server.received[1]?.parts.urls?.text).toBe('https://a.test/\n');
@@ -103,7 +125,12 @@ describe('start', () => {
 
 describe('retries (D13)', () => {
   it.each([408, 429, 500, 502, 503])('retries a GET answered %i, with growing delays', async (code) => {
-    server.queue('GET /crawl/c-1/status', json(code, { message: 'x', code: 'ERR::X' }), json(code, { message: 'x', code: 'ERR::X' }), json(200, status({})));
+    server.queue(
+      'GET /crawl/c-1/status',
+      json(code, { message: 'x', code: 'ERR::X' }),
+      json(code, { message: 'x', code: 'ERR::X' }),
+      json(200, status({})),
+    );
     expect((await client.status('c-1')).uuid).toBe('c-1');
     expect(server.received).toHaveLength(3);
     expect(sleeps).toHaveLength(2);
@@ -126,7 +153,11 @@ describe('retries (D13)', () => {
   });
 
   it('waits at least Retry-After', async () => {
-    server.queue('GET /crawl/c-1/status', json(429, { message: 'slow', code: 'ERR::THROTTLE' }, { 'retry-after': '12' }), json(200, status({})));
+    server.queue(
+      'GET /crawl/c-1/status',
+      json(429, { message: 'slow', code: 'ERR::THROTTLE' }, { 'retry-after': '12' }),
+      json(200, status({})),
+    );
     await client.status('c-1');
     expect(sleeps[0]).toBeGreaterThanOrEqual(12_000);
   });
@@ -139,13 +170,21 @@ describe('retries (D13)', () => {
   });
 
   it('retries a network failure', async () => {
-    server.queue('GET /crawl/c-1/status', (res) => res.socket?.destroy(), json(200, status({})));
+    server.queue(
+      'GET /crawl/c-1/status',
+      (res) => {
+        res.socket?.destroy();
+      },
+      json(200, status({})),
+    );
     expect((await client.status('c-1')).uuid).toBe('c-1');
     expect(server.received).toHaveLength(2);
   });
 
   it('reports a network failure that persists as a ConnectionError without the key', async () => {
-    server.fallback('GET /crawl/c-1/status', (res) => res.socket?.destroy());
+    server.fallback('GET /crawl/c-1/status', (res) => {
+      res.socket?.destroy();
+    });
     const error = await rejection(client.status('c-1'));
     expect(isConnectionError(error)).toBe(true);
     expect(inspect(error, { depth: 10 })).not.toContain(KEY);
@@ -153,7 +192,13 @@ describe('retries (D13)', () => {
 
   it('stops at once when aborted during a backoff', async () => {
     const controller = new AbortController();
-    const aborting: Clock = { now: () => now, sleep: async () => { controller.abort(); throw controller.signal.reason; } };
+    const aborting: Clock = {
+      now: () => now,
+      sleep: async () => {
+        controller.abort();
+        throw controller.signal.reason;
+      },
+    };
     const c = new CrawlerClient({ key: KEY, baseUrl: server.url, clock: aborting });
     server.fallback('GET /crawl/c-1/status', json(503, { message: 'x', code: 'ERR::X' }));
     const error = await rejection(c.status('c-1', { signal: controller.signal }));
@@ -224,7 +269,13 @@ describe('urls, contents and artifacts', () => {
     server.fallback('GET /crawl/c-1/urls', (res, req) =>
       req.query.get('cursor') === 'p2'
         ? json(200, { urls: [{ url: 'c', status: 'visited' }], next_cursor: null })(res, req)
-        : json(200, { urls: [{ url: 'a', status: 'visited' }, { url: 'b', status: 'visited' }], next_cursor: 'p2' })(res, req),
+        : json(200, {
+            urls: [
+              { url: 'a', status: 'visited' },
+              { url: 'b', status: 'visited' },
+            ],
+            next_cursor: 'p2',
+          })(res, req),
     );
     const first: string[] = [];
     for await (const u of client.urls('c-1', { status: 'visited' })) {
@@ -244,7 +295,8 @@ describe('urls, contents and artifacts', () => {
   it('asks contents in the given formats', async () => {
     server.queue('GET /crawl/c-1/contents', json(200, { contents: [{ url: 'a', content: { markdown: '# A' } }] }));
     const pages = [];
-    for await (const p of client.contents('c-1', { formats: ['markdown', 'text'], url: 'https://a.test/' })) pages.push(p);
+    for await (const p of client.contents('c-1', { formats: ['markdown', 'text'], url: 'https://a.test/' }))
+      pages.push(p);
     expect(pages).toEqual([{ url: 'a', content: { markdown: '# A' } }]);
     expect(server.received[0]?.query.get('formats')).toBe('markdown,text');
     expect(server.received[0]?.query.get('url')).toBe('https://a.test/');
@@ -261,8 +313,9 @@ describe('urls, contents and artifacts', () => {
     expect(artifact.contentType).toBe('application/warc');
     let size = 0;
     let chunks = 0;
-    for await (const chunk of artifact.stream) {
-      size += chunk.length;
+    const reader = artifact.stream.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      size += r.value.length;
       chunks++;
     }
     expect(size).toBe(big.length);
@@ -273,28 +326,43 @@ describe('urls, contents and artifacts', () => {
 
 describe('search', () => {
   it('answers with the skipped crawls, which are not an error', async () => {
-    server.queue('POST /crawl/search', json(200, { results: [{ crawl: 'c-1', url: 'a', score: 2 }], skipped: [{ crawl: 'c-2', reason: 'SEARCH_NOT_READY' }] }));
+    server.queue(
+      'POST /crawl/search',
+      json(200, {
+        results: [{ crawl: 'c-1', url: 'a', score: 2 }],
+        skipped: [{ crawl: 'c-2', reason: 'SEARCH_NOT_READY' }],
+      }),
+    );
     const res = await client.search({ crawls: ['c-1', 'c-2'], query: 'pricing' });
     expect(res.skipped).toEqual([{ crawl: 'c-2', reason: 'SEARCH_NOT_READY' }]);
     expect(server.received[0]?.json).toEqual({ crawls: ['c-1', 'c-2'], query: 'pricing' });
     expect(server.received[0]?.query.get('key')).toBe(KEY);
   });
 
-  it.each(['SEARCH_NOT_ENABLED', 'SEARCH_NOT_READY', 'SEARCH_TOO_MANY_CRAWLS'])('turns %s into a CrawlerError', async (code) => {
-    server.queue('POST /crawl/search', json(409, { message: 'no', code: `ERR::CRAWLER::${code}`, http_status_code: 409 }));
-    const error = (await rejection(client.search({ crawls: ['c-1'], query: 'q' }))) as CrawlerError;
-    expect(isCrawlerError(error)).toBe(true);
-    expect(error.code).toBe(`ERR::CRAWLER::${code}`);
-  });
+  it.each(['SEARCH_NOT_ENABLED', 'SEARCH_NOT_READY', 'SEARCH_TOO_MANY_CRAWLS'])(
+    'turns %s into a CrawlerError',
+    async (code) => {
+      server.queue(
+        'POST /crawl/search',
+        json(409, { message: 'no', code: `ERR::CRAWLER::${code}`, http_status_code: 409 }),
+      );
+      const error = (await rejection(client.search({ crawls: ['c-1'], query: 'q' }))) as CrawlerError;
+      expect(isCrawlerError(error)).toBe(true);
+      expect(error.code).toBe(`ERR::CRAWLER::${code}`);
+    },
+  );
 });
 
 describe('refresh and cancel', () => {
-  it.each(['REFRESH_NOT_ENABLED', 'REFRESH_IN_PROGRESS', 'REFRESH_INTERVAL_INVALID'])('turns %s into a CrawlerError', async (code) => {
-    server.queue('POST /crawl/c-1/refresh', json(409, { message: 'no', code: `ERR::CRAWLER::${code}` }));
-    const error = (await rejection(client.refresh('c-1'))) as CrawlerError;
-    expect(error.code).toBe(`ERR::CRAWLER::${code}`);
-    expect(isCrawlerError(error)).toBe(true);
-  });
+  it.each(['REFRESH_NOT_ENABLED', 'REFRESH_IN_PROGRESS', 'REFRESH_INTERVAL_INVALID'])(
+    'turns %s into a CrawlerError',
+    async (code) => {
+      server.queue('POST /crawl/c-1/refresh', json(409, { message: 'no', code: `ERR::CRAWLER::${code}` }));
+      const error = (await rejection(client.refresh('c-1'))) as CrawlerError;
+      expect(error.code).toBe(`ERR::CRAWLER::${code}`);
+      expect(isCrawlerError(error)).toBe(true);
+    },
+  );
 
   it('cancels', async () => {
     server.queue('POST /crawl/c-1/cancel', json(200, { status: 'CANCELLED' }));
@@ -303,12 +371,19 @@ describe('refresh and cancel', () => {
 });
 
 describe('prompt', () => {
-  const sse = (frames: string): Reply => (res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(frames);
-  };
+  const sse =
+    (frames: string): Reply =>
+    (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(frames);
+    };
 
   it('streams tokens until done', async () => {
-    server.queue('POST /crawl/prompt', sse('event: token\ndata: {"text":"Hello"}\n\nevent: token\ndata: {"text":", world"}\n\nevent: done\ndata: {}\n\n'));
+    server.queue(
+      'POST /crawl/prompt',
+      sse(
+        'event: token\ndata: {"text":"Hello"}\n\nevent: token\ndata: {"text":", world"}\n\nevent: done\ndata: {}\n\n',
+      ),
+    );
     const tokens: string[] = [];
     for await (const t of client.prompt({ crawls: ['c-1'], prompt: 'hi?' })) tokens.push(t);
     expect(tokens).toEqual(['Hello', ', world']);
@@ -322,7 +397,12 @@ describe('prompt', () => {
   });
 
   it('gives the tokens before an error frame, then throws its error', async () => {
-    server.queue('POST /crawl/prompt', sse('event: token\ndata: {"text":"A"}\n\nevent: token\ndata: {"text":"B"}\n\nevent: error\ndata: {"message":"model failed","code":"ERR::CRAWLER::PROMPT_FAILED","http_status_code":500}\n\n'));
+    server.queue(
+      'POST /crawl/prompt',
+      sse(
+        'event: token\ndata: {"text":"A"}\n\nevent: token\ndata: {"text":"B"}\n\nevent: error\ndata: {"message":"model failed","code":"ERR::CRAWLER::PROMPT_FAILED","http_status_code":500}\n\n',
+      ),
+    );
     const tokens: string[] = [];
     let error: unknown;
     try {

@@ -16,15 +16,45 @@ const url = 'https://site.test/';
 
 describe('toCrawlRequest applies the seven rules of spec 2.1', () => {
   it.each<[string, Record<string, unknown>, string, string]>([
-    ['rule 1: both path filters', { url, exclude_paths: ['/a'], include_only_paths: ['/b'] }, 'include_only_paths', 'cannot both be set'],
+    [
+      'rule 1: both path filters',
+      { url, exclude_paths: ['/a'], include_only_paths: ['/b'] },
+      'include_only_paths',
+      'cannot both be set',
+    ],
     ['rule 2: no source', { page_limit: 5 }, 'url', 'exactly one source'],
-    ['rule 2: two sources', { url, remote_url_list: 'https://site.test/list.txt' }, 'url', 'not `url` and `remote_url_list`'],
+    [
+      'rule 2: two sources',
+      { url, remote_url_list: 'https://site.test/list.txt' },
+      'url',
+      'not `url` and `remote_url_list`',
+    ],
     ['rule 2: three sources', { url, url_list: [url], remote_url_list: url }, 'url', 'exactly one source'],
-    ['rule 3: an interval of one minute', { url, refresh: true, refresh_interval: 60 }, 'refresh_interval', 're-scrapes the whole site'],
-    ['rule 3: an interval over 90 days', { url, refresh: true, refresh_interval: 7_776_001 }, 'refresh_interval', 'between 3600 and 7776000'],
+    [
+      'rule 3: an interval of one minute',
+      { url, refresh: true, refresh_interval: 60 },
+      'refresh_interval',
+      're-scrapes the whole site',
+    ],
+    [
+      'rule 3: an interval over 90 days',
+      { url, refresh: true, refresh_interval: 7_776_001 },
+      'refresh_interval',
+      'between 3600 and 7776000',
+    ],
     ['rule 4: an interval without refresh', { url, refresh_interval: 7200 }, 'refresh', 'needs `refresh: true`'],
-    ['rule 4: an interval with refresh false', { url, refresh: false, refresh_interval: 7200 }, 'refresh', 'needs `refresh: true`'],
-    ['rule 5: an unknown webhook event', { url, webhook_events: ['crawler_started', 'crawler_exploded'] }, 'webhook_events.1', 'crawler_finished'],
+    [
+      'rule 4: an interval with refresh false',
+      { url, refresh: false, refresh_interval: 7200 },
+      'refresh',
+      'needs `refresh: true`',
+    ],
+    [
+      'rule 5: an unknown webhook event',
+      { url, webhook_events: ['crawler_started', 'crawler_exploded'] },
+      'webhook_events.1',
+      'crawler_finished',
+    ],
     ['an unknown content format', { url, content_formats: ['pdf'] }, 'content_formats.0', 'clean_html'],
     ['a url that is not http', { url: 'ftp://site.test/' }, 'url', 'http or https'],
     ['a url_list entry with a line break', { url_list: ['https://a.test/\nhttps://b.test/'] }, 'url_list', 'entry 0'],
@@ -90,13 +120,18 @@ describe('toCrawlRequest applies the seven rules of spec 2.1', () => {
   });
 
   it('never puts url_list or key in the config', () => {
-    const { config, urls } = toCrawlRequest({ url_list: ['https://a.test/', 'https://b.test/'], key: 'secret-key-1234' });
+    const { config, urls } = toCrawlRequest({
+      url_list: ['https://a.test/', 'https://b.test/'],
+      key: 'secret-key-1234',
+    });
     expect(config).toEqual({});
     expect(urls).toEqual(['https://a.test/', 'https://b.test/']);
   });
 
   it('reports every problem at once', () => {
     const error = issues({ page_limit: -1, refresh_interval: 5, exclude_paths: ['/a'], include_only_paths: ['/b'] });
-    expect(new Set(error.issues.map((i) => i.option))).toEqual(new Set(['page_limit', 'url', 'refresh_interval', 'refresh', 'include_only_paths']));
+    expect(new Set(error.issues.map((i) => i.option))).toEqual(
+      new Set(['page_limit', 'url', 'refresh_interval', 'refresh', 'include_only_paths']),
+    );
   });
 });

@@ -45,7 +45,14 @@ export async function startCrawlerServer(): Promise<CrawlerServer> {
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    const entry: Received = { method: req.method ?? '', path: url.pathname, query: url.searchParams, headers: req.headers, parts: {}, raw: '' };
+    const entry: Received = {
+      method: req.method ?? '',
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      parts: {},
+      raw: '',
+    };
     const finish = async () => {
       received.push(entry);
       const route = `${entry.method} ${entry.path}`;
@@ -65,7 +72,11 @@ export async function startCrawlerServer(): Promise<CrawlerServer> {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('end', () => {
-          entry.parts[name] = { text: Buffer.concat(chunks).toString('utf8'), contentType: info.mimeType, filename: info.filename };
+          entry.parts[name] = {
+            text: Buffer.concat(chunks).toString('utf8'),
+            contentType: info.mimeType,
+            filename: info.filename,
+          };
         });
       });
       bb.on('close', () => void finish());
