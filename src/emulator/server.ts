@@ -8,6 +8,7 @@ import { redact } from '../internal/redact.js';
 import { projectSalt } from '../session/salt.js';
 import { type ParsedBrowserUrl, parseBrowserUrl } from '../session/url.js';
 import { findChromium } from './chromium.js';
+import { CrawlerApi, type DeliveryRecord, type EmulatorWebhook } from './crawler/api.js';
 import { EmulatedSession, type EmulatorSessionInfo } from './session.js';
 
 /** Options of {@link startEmulator}. */
@@ -20,6 +21,10 @@ export interface EmulatorOptions {
   apiKeys?: readonly string[] | undefined;
   /** The browser to run; else `CHROME_PATH`, the system's, then `@sparticuz/chromium`. */
   chromiumPath?: string | undefined;
+  /** Named webhooks crawls can notify (`webhook_name`): where to deliver and the signing secret. */
+  webhooks?: Record<string, EmulatorWebhook> | undefined;
+  /** The clock, ms. @default Date.now */
+  now?: (() => number) | undefined;
 }
 
 /** A refusal the next connection gets (D6). */
@@ -53,6 +58,17 @@ export interface Emulator {
     refuseNext(fault: RefusalFault): void;
     /** Kill a session's Chromium as a crash would. */
     killBrowser(runId: string): Promise<void>;
+    /** The next prompt answer sends an `event: error` frame after this many tokens. */
+    failNextPromptAfter(tokens: number): void;
+  };
+  /** The crawler side: time travel for refresh runs, and the webhook deliveries made. */
+  readonly crawler: {
+    /** Move the emulator's clock forward; refresh runs that became due start. */
+    advanceTime(ms: number): Promise<void>;
+    /** Every webhook delivery made so far (ping first). */
+    readonly deliveries: readonly DeliveryRecord[];
+    /** Resolves when the deliveries queued so far are made. */
+    settled(): Promise<void>;
   };
   /** End every session and stop serving. */
   close(): Promise<void>;
@@ -106,6 +122,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     skipUTF8Validation: true,
   });
   const sockets = new Set<Socket>();
+  const crawler = new CrawlerApi({ apiKeys, webhooks: options.webhooks, now: options.now });
 
   const sessionKey = (key: string, name: string) => `${key}\u0000${name}`;
   const forget = (s: EmulatedSession) => {
@@ -117,6 +134,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   };
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (crawler.handle(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://emulator');
     if (req.method === 'GET' && url.pathname === '/emulator/sessions') {
       sendJson(
@@ -244,6 +262,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       killBrowser: async (runId) => {
         await sessions.get(runId)?.kill();
       },
+      failNextPromptAfter: (tokens) => crawler.failNextPromptAfter(tokens),
+    },
+    crawler: {
+      advanceTime: (ms) => crawler.advanceTime(ms),
+      deliveries: crawler.deliveries,
+      settled: () => crawler.settled(),
     },
     close() {
       closing ??= (async () => {

@@ -1,0 +1,429 @@
+/**
+ * One emulated crawl: a real crawl over HTTP of sites on this machine only, with the limits,
+ * filters, formats, search index, refresh runs and webhook events of the spec.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import type { ContentFormat, crawlConfigSchema } from '../../crawler/schema.js';
+import type { CrawlerEvent } from '../../webhooks/constants.js';
+import { extract, format, parsePage } from './formats.js';
+import { SearchIndex } from './search.js';
+
+/** One URL the crawl met. */
+export interface PageRecord {
+  url: string;
+  status: 'visited' | 'failed' | 'skipped';
+  reason?: string;
+  depth: number;
+  http_status?: number;
+  title?: string;
+  html?: string;
+  hash?: string;
+  content_type?: string;
+  headers?: Record<string, string>;
+  fetched_at?: string;
+  duration_ms?: number;
+  extracted?: Record<string, unknown>;
+}
+
+/** The crawler's side of the emulator: how it reaches sites, tells time and delivers events. */
+export interface CrawlHost {
+  now(): number;
+  emit(crawl: EmulatedCrawl, event: CrawlerEvent, data: Record<string, unknown>): void;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\]|[a-z0-9-]+\.localhost)$/i;
+
+/** Glob-style path patterns: `*` within a segment, `**` across segments; a pattern without `*` is a prefix. */
+export function pathMatcher(patterns: readonly string[]): (path: string) => boolean {
+  const regexes = patterns.map((p) => {
+    if (!p.includes('*')) return new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')}`);
+    const body = p
+      .split('**')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*'))
+      .join('.*');
+    return new RegExp(`^${body}$`);
+  });
+  return (path) => regexes.some((r) => r.test(path));
+}
+
+/** robots.txt rules for `User-agent: *` (longest match wins, Allow over Disallow on a tie). */
+export function parseRobots(text: string): { allowed(path: string): boolean; sitemaps: string[] } {
+  const rules: { allow: boolean; path: string }[] = [];
+  const sitemaps: string[] = [];
+  let applies = false;
+  let inGroup = false;
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.replace(/#.*/, '').trim();
+    const colon = line.indexOf(':');
+    if (colon < 0) continue;
+    const field = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (field === 'sitemap') sitemaps.push(value);
+    else if (field === 'user-agent') {
+      if (!inGroup) applies = false;
+      inGroup = true;
+      if (value === '*') applies = true;
+    } else {
+      inGroup = false;
+      if (applies && (field === 'allow' || field === 'disallow') && value)
+        rules.push({ allow: field === 'allow', path: value });
+    }
+  }
+  return {
+    sitemaps,
+    allowed(path) {
+      let best: { allow: boolean; path: string } | undefined;
+      for (const r of rules) {
+        if (
+          path.startsWith(r.path.replace(/\*$/, '')) &&
+          (!best || r.path.length > best.path.length || (r.path.length === best.path.length && r.allow))
+        )
+          best = r;
+      }
+      return best?.allow ?? true;
+    },
+  };
+}
+
+type Parsed = z.output<typeof crawlConfigSchema>;
+
+/** A crawl run by the emulator. */
+export class EmulatedCrawl {
+  readonly uuid = randomUUID();
+  status: 'PENDING' | 'RUNNING' | 'DONE' | 'CANCELLED' = 'PENDING';
+  isSuccess: boolean | null = null;
+  stopReason: string | null = null;
+  readonly pages = new Map<string, PageRecord>();
+  searchState: 'NONE' | 'BUILDING' | 'READY' | 'FAILED';
+  readonly index = new SearchIndex();
+  credits = 0;
+  startedAt = 0;
+  endedAt = 0;
+  refreshRuns = 0;
+  lastRefreshAt: number | null = null;
+  lastChanged: string[] = [];
+  running: Promise<void> | undefined;
+  private cancelled = false;
+  private readonly controller = new AbortController();
+
+  constructor(
+    readonly config: Parsed,
+    readonly key: string,
+    private readonly host: CrawlHost,
+  ) {
+    this.searchState = config.search ? 'BUILDING' : 'NONE';
+  }
+
+  get isComplete(): boolean {
+    return this.status === 'DONE' || this.status === 'CANCELLED';
+  }
+
+  get refreshInterval(): number {
+    return this.config.refresh_interval ?? 86_400;
+  }
+
+  get nextRefreshAt(): number | null {
+    if (!this.config.refresh || !this.isComplete || this.status === 'CANCELLED') return null;
+    return (this.lastRefreshAt ?? this.endedAt) + this.refreshInterval * 1000;
+  }
+
+  count(status: PageRecord['status']): number {
+    let n = 0;
+    for (const p of this.pages.values()) if (p.status === status) n++;
+    return n;
+  }
+
+  /** The status record of D11, with the emulator's refresh and search fields. */
+  record(): Record<string, unknown> {
+    const end = this.endedAt || this.host.now();
+    return {
+      uuid: this.uuid,
+      status: this.status,
+      is_complete: this.isComplete,
+      is_success: this.isComplete ? this.isSuccess : null,
+      state: {
+        urls_visited: this.count('visited'),
+        urls_extracted: [...this.pages.values()].filter((p) => p.extracted).length,
+        urls_failed: this.count('failed'),
+        urls_skipped: this.count('skipped'),
+        urls_to_crawl: this.pending,
+        api_credit_used: this.credits,
+        duration: this.startedAt ? Math.round((end - this.startedAt) / 1000) : 0,
+        stop_reason: this.stopReason,
+      },
+      search: this.config.search ? { state: this.searchState, documents: this.index.size } : null,
+      refresh: this.config.refresh
+        ? {
+            interval: this.refreshInterval,
+            runs: this.refreshRuns,
+            next_run_at: this.nextRefreshAt,
+            last_changed: this.lastChanged,
+          }
+        : null,
+    };
+  }
+
+  private pending = 0;
+
+  /** Start the first run. */
+  start(): void {
+    this.running = this.run(false).finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  cancel(): void {
+    if (this.isComplete) return;
+    this.cancelled = true;
+    this.controller.abort();
+  }
+
+  /** A refresh run: re-crawl in place, re-index only the pages whose content changed. */
+  refresh(): Promise<void> {
+    this.refreshRuns++;
+    this.lastRefreshAt = this.host.now();
+    this.running = this.run(true).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private allowedHost(url: URL, seed: URL): string | undefined {
+    const c = this.config;
+    if (url.hostname !== seed.hostname) {
+      const sub = url.hostname.endsWith(`.${seed.hostname}`);
+      if (sub) {
+        if (c.follow_internal_subdomains === false) return 'subdomain';
+        if (
+          c.allowed_internal_subdomains?.length &&
+          !c.allowed_internal_subdomains.some((d) => url.hostname === d || url.hostname.startsWith(`${d}.`))
+        ) {
+          return 'subdomain_not_allowed';
+        }
+      } else {
+        if (!c.follow_external_links) return 'external_link';
+        if (
+          c.allowed_external_domains?.length &&
+          !c.allowed_external_domains.some((d) => url.hostname === d || url.hostname.endsWith(`.${d}`))
+        ) {
+          return 'external_domain_not_allowed';
+        }
+      }
+    }
+    if (!LOOPBACK.test(url.hostname)) return 'offline_emulator';
+    return undefined;
+  }
+
+  private async run(isRefresh: boolean): Promise<void> {
+    const c = this.config;
+    const discovery = c.url !== undefined;
+    this.status = 'RUNNING';
+    if (!isRefresh) {
+      this.startedAt = this.host.now();
+      this.host.emit(this, 'crawler_started', { config: { ...c, url_list: undefined, key: undefined } });
+    }
+    const changed: string[] = [];
+    let seeds: string[] = [];
+    try {
+      if (c.url) seeds = [c.url];
+      else if (c.url_list) seeds = [...c.url_list];
+      else if (c.remote_url_list) {
+        const remote = new URL(c.remote_url_list);
+        if (!LOOPBACK.test(remote.hostname))
+          throw new Error('the emulator fetches remote URL lists from this machine only');
+        const res = await fetch(remote, { signal: this.controller.signal });
+        seeds = (await res.text())
+          .split(/\r?\n/)
+          .map((s) => s.trim())
+          .filter((s) => /^https?:\/\//.test(s));
+      }
+    } catch (error) {
+      this.finish(false, `seed_failed: ${error instanceof Error ? error.message : error}`);
+      return;
+    }
+    const first = seeds[0] ? new URL(seeds[0]) : undefined;
+    if (!first) {
+      this.finish(false, 'no_urls');
+      return;
+    }
+    const basePath = first.pathname.endsWith('/') ? first.pathname : first.pathname.replace(/[^/]*$/, '');
+    const excluded = c.exclude_paths?.length ? pathMatcher(c.exclude_paths) : undefined;
+    const onlyIncluded = c.include_only_paths?.length ? pathMatcher(c.include_only_paths) : undefined;
+    const headers: Record<string, string> = { ...(c.headers ?? {}) };
+    if (c.user_agent) headers['user-agent'] = c.user_agent;
+
+    let robots: ReturnType<typeof parseRobots> | undefined;
+    if (discovery && c.respect_robots_txt !== false && LOOPBACK.test(first.hostname)) {
+      try {
+        const res = await fetch(new URL('/robots.txt', first), { headers, signal: this.controller.signal });
+        if (res.ok) robots = parseRobots(await res.text());
+      } catch {}
+    }
+    const seen = new Set<string>();
+    const queue: { url: string; depth: number }[] = [];
+    const enqueue = (raw: string, depth: number, from?: string) => {
+      let url: URL;
+      try {
+        url = new URL(raw, from);
+      } catch {
+        return;
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') return;
+      url.hash = '';
+      const href = url.href;
+      if (seen.has(href)) return;
+      seen.add(href);
+      if (from) this.host.emit(this, 'crawler_url_discovered', { url: href, depth });
+      const skip = (reason: string) => {
+        if (isRefresh) return;
+        this.pages.set(href, { url: href, status: 'skipped', reason, depth });
+        this.host.emit(this, 'crawler_url_skipped', { url: href, reason });
+      };
+      if (discovery) {
+        const hostProblem = this.allowedHost(url, first);
+        if (hostProblem) return skip(hostProblem);
+        if (url.hostname === first.hostname && !c.ignore_base_path_restriction && !url.pathname.startsWith(basePath))
+          return skip('base_path');
+        if (excluded?.(url.pathname)) return skip('exclude_paths');
+        if (onlyIncluded && !onlyIncluded(url.pathname) && depth > 0) return skip('include_only_paths');
+        if (robots && url.hostname === first.hostname && !robots.allowed(url.pathname)) return skip('robots_txt');
+        if (c.max_depth !== undefined && depth > c.max_depth) return skip('max_depth');
+      } else if (!LOOPBACK.test(url.hostname)) {
+        return skip('offline_emulator');
+      }
+      queue.push({ url: href, depth });
+    };
+    for (const s of seeds) enqueue(s, 0);
+    if (discovery && c.use_sitemaps) {
+      const maps = robots?.sitemaps.length ? robots.sitemaps : [new URL('/sitemap.xml', first).href];
+      for (const map of maps) {
+        try {
+          if (!LOOPBACK.test(new URL(map).hostname)) continue;
+          const res = await fetch(map, { headers, signal: this.controller.signal });
+          if (!res.ok) continue;
+          for (const loc of parsePage(await res.text()).root.querySelectorAll('loc'))
+            enqueue(loc.text.trim(), 1, first.href);
+        } catch {}
+      }
+    }
+
+    const deadline = c.max_duration ? this.host.now() + c.max_duration * 1000 : Number.POSITIVE_INFINITY;
+    const concurrency = Math.max(1, c.max_concurrency ?? 4);
+    let stop: string | null = null;
+    let visited = isRefresh ? 0 : this.count('visited');
+    let active = 0;
+    const formats: ContentFormat[] = [...(c.content_formats ?? [])];
+    const worker = async () => {
+      for (;;) {
+        if (this.cancelled) return;
+        if (!stop && c.page_limit !== undefined && visited + active >= c.page_limit) stop = 'page_limit';
+        if (!stop && c.max_api_credit !== undefined && this.credits >= c.max_api_credit) stop = 'max_api_credit';
+        if (!stop && this.host.now() > deadline) stop = 'max_duration';
+        if (stop) return;
+        const next = queue.shift();
+        this.pending = queue.length + active;
+        if (!next) {
+          if (active === 0) return;
+          await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
+        active++;
+        this.credits++;
+        const started = Date.now();
+        try {
+          const res = await fetch(next.url, {
+            headers,
+            redirect: 'follow',
+            signal: AbortSignal.any([this.controller.signal, AbortSignal.timeout(30_000)]),
+          });
+          const contentType = res.headers.get('content-type') ?? '';
+          const body = await res.text();
+          const record: PageRecord = {
+            url: next.url,
+            status: res.ok ? 'visited' : 'failed',
+            depth: next.depth,
+            http_status: res.status,
+            content_type: contentType,
+            headers: Object.fromEntries(res.headers),
+            fetched_at: new Date(this.host.now()).toISOString(),
+            duration_ms: Date.now() - started,
+          };
+          if (!res.ok) {
+            record.reason = `http_${res.status}`;
+            this.pages.set(next.url, record);
+            this.host.emit(this, 'crawler_url_failed', { url: next.url, http_status: res.status });
+          } else {
+            record.html = body;
+            record.hash = createHash('sha256').update(body).digest('hex');
+            const page = /html/i.test(contentType) || /^\s*</.test(body) ? parsePage(body) : undefined;
+            record.title = page?.title ?? '';
+            if (page && c.extraction_rules) record.extracted = extract(page.root, c.extraction_rules);
+            const previous = this.pages.get(next.url);
+            this.pages.set(next.url, record);
+            visited++;
+            if (previous?.hash !== record.hash && isRefresh) changed.push(next.url);
+            if (c.search && (previous?.hash !== record.hash || !isRefresh))
+              this.index.put(next.url, record.title ?? '', format(body, 'text'));
+            this.host.emit(this, 'crawler_url_visited', {
+              url: next.url,
+              http_status: res.status,
+              depth: next.depth,
+              ...(formats.length ? { formats } : {}),
+            });
+            if (page && discovery) {
+              for (const link of page.links) {
+                if (link.nofollow && !c.ignore_no_follow) continue;
+                enqueue(link.href, next.depth + 1, next.url);
+              }
+            }
+          }
+        } catch (error) {
+          if (this.cancelled) {
+            active--;
+            return;
+          }
+          this.pages.set(next.url, {
+            url: next.url,
+            status: 'failed',
+            reason: `network: ${error instanceof Error ? error.message : error}`,
+            depth: next.depth,
+          });
+          this.host.emit(this, 'crawler_url_failed', { url: next.url, reason: 'network' });
+        }
+        active--;
+        if (c.delay) await new Promise((r) => setTimeout(r, c.delay));
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    this.pending = 0;
+    if (this.cancelled) {
+      this.status = 'CANCELLED';
+      this.isSuccess = false;
+      this.stopReason = 'cancelled';
+      this.endedAt = this.host.now();
+      this.host.emit(this, 'crawler_cancelled', { state: this.record().state });
+      return;
+    }
+    if (isRefresh) {
+      this.lastChanged = changed;
+      this.status = 'DONE';
+      this.host.emit(this, 'crawler_updated', { changed, refresh_run: this.refreshRuns });
+      return;
+    }
+    if (stop) this.host.emit(this, 'crawler_stopped', { stop_reason: stop });
+    this.finish(this.count('visited') > 0, stop ?? 'no_more_urls');
+  }
+
+  private finish(success: boolean, reason: string): void {
+    this.status = 'DONE';
+    this.isSuccess = success;
+    this.stopReason = reason;
+    this.endedAt = this.host.now();
+    if (this.config.search) {
+      this.searchState = success ? 'READY' : 'FAILED';
+      this.host.emit(this, success ? 'crawler_search_ready' : 'crawler_search_failed', { documents: this.index.size });
+    }
+    this.host.emit(this, 'crawler_finished', { state: this.record().state, is_success: success });
+  }
+}

@@ -1,0 +1,250 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CrawlerClient } from '../../src/crawler/index.js';
+import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { type CrawlerError, isCrawlerError, type ServiceError } from '../../src/index.js';
+import { type Delivery, parseCrawlEvent, serveWebhooks, type WebhookServer } from '../../src/webhooks/index.js';
+import { type CrawlSite, DOCS, startCrawlSite } from '../support/crawl-site.js';
+
+const SECRET = 'whsec-emulator-test-1';
+let emulator: Emulator;
+let site: CrawlSite;
+let receiver: WebhookServer;
+let client: CrawlerClient;
+const received: { event: string; crawl: string }[] = [];
+
+beforeAll(async () => {
+  site = await startCrawlSite();
+  receiver = await serveWebhooks({
+    port: 0,
+    secrets: SECRET,
+    onDelivery: (d: Delivery) => {
+      const e = parseCrawlEvent(d.body);
+      received.push({ event: e.event, crawl: String(e.crawler_uuid) });
+    },
+  });
+  emulator = await startEmulator({ webhooks: { hooks: { url: receiver.url, secret: SECRET } } });
+  client = new CrawlerClient({ key: emulator.apiKey, baseUrl: emulator.apiUrl });
+});
+afterAll(async () => {
+  await emulator.close();
+  await receiver.close();
+  await site.close();
+});
+
+async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+describe('a crawl of a local site', () => {
+  let uuid: string;
+  beforeAll(async () => {
+    ({ uuid } = await client.start({
+      url: `${site.origin}/`,
+      exclude_paths: ['/blog/*'],
+      content_formats: ['markdown', 'text', 'clean_html', 'html'],
+      search: true,
+      max_concurrency: 8,
+      webhook_name: 'hooks',
+      webhook_events: ['crawler_started', 'crawler_url_failed', 'crawler_search_ready', 'crawler_finished'],
+      extraction_rules: { heading: 'h1', price: { selector: '.price' } },
+    }));
+    await client.wait(uuid, { pollInterval: 50 });
+  });
+
+  it('visits, fails and skips exactly the expected URLs', async () => {
+    const urls = await all(client.urls(uuid));
+    const by = (status: string) =>
+      urls
+        .filter((u) => u.status === status)
+        .map(
+          (u) =>
+            new URL(u.url).pathname +
+            (new URL(u.url).host === new URL(site.origin).host ? '' : `@${new URL(u.url).host}`),
+        )
+        .sort();
+    const docs = Array.from({ length: DOCS }, (_, i) => `/docs/${i + 1}`);
+    expect(by('visited')).toEqual(['/', ...docs, '/slow'].sort());
+    expect(by('failed')).toEqual(['/broken']);
+    expect(by('skipped')).toEqual(['/blog/first-post', '/page@external.test', '/private/a', '/private/b'].sort());
+    const reasons = Object.fromEntries(
+      urls.filter((u) => u.status === 'skipped').map((u) => [new URL(u.url).pathname, u.reason]),
+    );
+    expect(reasons).toEqual({
+      '/private/a': 'robots_txt',
+      '/private/b': 'robots_txt',
+      '/blog/first-post': 'exclude_paths',
+      '/page': 'external_link',
+    });
+    expect(site.hits.get('/private/a')).toBeUndefined();
+    expect(site.hits.get('/hidden')).toBeUndefined();
+  });
+
+  it('reports the D11 status record', async () => {
+    const status = await client.status(uuid);
+    expect(status).toMatchObject({ uuid, status: 'DONE', is_complete: true, is_success: true });
+    expect(status.state).toMatchObject({
+      urls_visited: DOCS + 2,
+      urls_failed: 1,
+      urls_skipped: 4,
+      urls_to_crawl: 0,
+      stop_reason: 'no_more_urls',
+    });
+    expect(status.state.api_credit_used).toBe(DOCS + 3);
+  });
+
+  it('gives page contents in all four formats, and the extraction', async () => {
+    const [doc] = await all(
+      client.contents(uuid, { url: `${site.origin}/docs/7`, formats: ['html', 'clean_html', 'text', 'markdown'] }),
+    );
+    expect(doc?.content.html).toContain('<script>var tracking = 1;</script>');
+    expect(doc?.content.clean_html).not.toContain('<script');
+    expect(doc?.content.clean_html).not.toContain('<style');
+    expect(doc?.content.clean_html).toContain('<h1>Doc 7</h1>');
+    expect(doc?.content.markdown).toContain('# Doc 7');
+    expect(doc?.content.markdown).toContain('[next](/docs/8)');
+    expect(doc?.content.text).toContain('DOC 7');
+    expect(doc?.content.text).toContain('the subscription costs 42 euros');
+    expect(doc?.content.text).not.toContain('tracking');
+    expect(doc?.extracted).toEqual({ heading: 'Doc 7', price: '5 EUR' });
+  });
+
+  it('searches the index and streams an extractive answer', async () => {
+    const res = await client.search({ crawls: [uuid], query: 'subscription pricing' });
+    expect(res.results[0]?.url).toBe(`${site.origin}/docs/7`);
+    expect(res.skipped).toEqual([]);
+    const answer = await client.prompt({ crawls: [uuid], prompt: 'How much is the subscription?' }).text();
+    expect(answer).toContain('42 euros');
+    expect(answer).toContain(`${site.origin}/docs/7`);
+  });
+
+  it('ends a prompt stream with the injected error after the tokens already given', async () => {
+    emulator.faults.failNextPromptAfter(3);
+    const tokens: string[] = [];
+    let failure: unknown;
+    try {
+      for await (const t of client.prompt({ crawls: [uuid], prompt: 'subscription' })) tokens.push(t);
+    } catch (e) {
+      failure = e;
+    }
+    expect(tokens).toHaveLength(3);
+    expect((failure as ServiceError).code).toBe('ERR::CRAWLER::PROMPT_FAILED');
+  });
+
+  it('lists crawls without an index as skipped, and answers the SEARCH errors', async () => {
+    const { uuid: plain } = await client.start({ url: `${site.origin}/docs/1`, page_limit: 1 });
+    await client.wait(plain, { pollInterval: 50 });
+    const res = await client.search({ crawls: [uuid, plain], query: 'pricing' });
+    expect(res.skipped).toEqual([{ crawl: plain, reason: 'SEARCH_NOT_ENABLED' }]);
+    expect(res.results.length).toBeGreaterThan(0);
+    const only = (await client.search({ crawls: [plain], query: 'x' }).catch((e) => e)) as CrawlerError;
+    expect(only.code).toBe('ERR::CRAWLER::SEARCH_NOT_ENABLED');
+    const many = (await client
+      .search({ crawls: Array.from({ length: 11 }, () => uuid), query: 'x' })
+      .catch((e) => e)) as CrawlerError;
+    expect(many.code).toBe('ERR::CRAWLER::SEARCH_TOO_MANY_CRAWLS');
+  });
+
+  it('streams a WARC of gzip records and a HAR', async () => {
+    const warc = await client.artifact(uuid, { type: 'warc' });
+    const chunks: Uint8Array[] = [];
+    const reader = warc.stream.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+    const { gunzipSync } = await import('node:zlib');
+    const text = gunzipSync(Buffer.concat(chunks)).toString('utf8');
+    expect(text.startsWith('WARC/1.1\r\nWARC-Type: warcinfo')).toBe(true);
+    expect(text.split('WARC-Type: response').length - 1).toBe(DOCS + 3);
+    const har = await client.artifact(uuid, { type: 'har' });
+    const parsed = JSON.parse(await new Response(har.stream).text()) as {
+      log: { entries: { request: { url: string } }[] };
+    };
+    expect(parsed.log.entries.map((e) => e.request.url)).toContain(`${site.origin}/docs/7`);
+  });
+
+  it('delivers every subscribed event once, verified, in order', async () => {
+    await emulator.crawler.settled();
+    const mine = received.filter((r) => r.crawl === uuid).map((r) => r.event);
+    expect(mine).toEqual(['crawler_started', 'crawler_url_failed', 'crawler_search_ready', 'crawler_finished']);
+    expect(emulator.crawler.deliveries[0]).toMatchObject({ event: 'ping', status: 200 });
+    expect(emulator.crawler.deliveries.filter((d) => d.crawl === uuid).every((d) => d.status === 200)).toBe(true);
+  });
+});
+
+describe('crawls of URL lists, refresh and cancel', () => {
+  it('crawls exactly the 10,000 URLs of a url_list', async () => {
+    const urls = Array.from({ length: 10_000 }, (_, i) => `${site.origin}/item/${i}`);
+    const { uuid } = await client.start({ url_list: urls, max_concurrency: 16 });
+    const done = await client.wait(uuid, { pollInterval: 100 });
+    expect(done.state.urls_visited).toBe(10_000);
+    const listed = await all(client.urls(uuid, { status: 'visited' }));
+    expect(new Set(listed.map((u) => u.url))).toEqual(new Set(urls));
+  }, 120_000);
+
+  it('re-indexes only the page that changed on a refresh run, and says so', async () => {
+    const { uuid } = await client.start({
+      url: `${site.origin}/`,
+      max_depth: 1,
+      search: true,
+      refresh: true,
+      refresh_interval: 3600,
+      webhook_name: 'hooks',
+      webhook_events: ['crawler_updated'],
+    });
+    await client.wait(uuid, { pollInterval: 50 });
+    site.texts.set('/docs/3', 'Document three now talks about zeppelins.');
+    expect((await client.search({ crawls: [uuid], query: 'zeppelins' })).results).toEqual([]);
+    await emulator.crawler.advanceTime(3600 * 1000);
+    const status = await client.status(uuid);
+    expect(status.uuid).toBe(uuid);
+    expect((status.refresh as { runs: number; last_changed: string[] }).last_changed).toEqual([
+      `${site.origin}/docs/3`,
+    ]);
+    expect((await client.search({ crawls: [uuid], query: 'zeppelins' })).results[0]?.url).toBe(`${site.origin}/docs/3`);
+    await emulator.crawler.settled();
+    expect(received.filter((r) => r.crawl === uuid).map((r) => r.event)).toEqual(['crawler_updated']);
+    site.texts.delete('/docs/3');
+  });
+
+  it('answers the REFRESH errors where they apply', async () => {
+    const { uuid } = await client.start({ url: `${site.origin}/docs/2`, page_limit: 1 });
+    await client.wait(uuid, { pollInterval: 50 });
+    const error = (await client.refresh(uuid).catch((e) => e)) as CrawlerError;
+    expect(isCrawlerError(error)).toBe(true);
+    expect(error.code).toBe('ERR::CRAWLER::REFRESH_NOT_ENABLED');
+  });
+
+  it('cancels a crawl mid-way: CANCELLED and crawler_cancelled', async () => {
+    const { uuid } = await client.start({
+      url: `${site.origin}/`,
+      max_concurrency: 1,
+      delay: 200,
+      webhook_name: 'hooks',
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    await client.cancel(uuid);
+    const error = (await client.wait(uuid, { pollInterval: 50 }).catch((e) => e)) as CrawlerError;
+    expect(error.code).toBe('ERR::CRAWLER::CANCELLED');
+    expect(error.uuid).toBe(uuid);
+    await emulator.crawler.settled();
+    expect(received.filter((r) => r.crawl === uuid).map((r) => r.event)).toEqual([
+      'crawler_started',
+      'crawler_cancelled',
+    ]);
+  });
+
+  it('refuses an invalid configuration with 400 and a wrong key with 401', async () => {
+    const bad = new CrawlerClient({ key: 'not-the-key-123', baseUrl: emulator.apiUrl });
+    expect(((await bad.start({ url: `${site.origin}/` }).catch((e) => e)) as ServiceError).http_status_code).toBe(401);
+    const res = await fetch(`${emulator.apiUrl}/crawl?key=${emulator.apiKey}`, {
+      method: 'POST',
+      body: (() => {
+        const f = new FormData();
+        f.set('config', JSON.stringify({ url: `${site.origin}/`, refresh_interval: 60 }));
+        return f;
+      })(),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('refresh_interval');
+  });
+});
