@@ -152,6 +152,7 @@ export class EmulatedCrawl {
         duration: this.startedAt ? Math.round((end - this.startedAt) / 1000) : 0,
         stop_reason: this.stopReason,
       },
+      ...(this.config.page_limit !== undefined ? { page_limit: this.config.page_limit } : {}),
       search: this.config.search ? { state: this.searchState, documents: this.index.size } : null,
       refresh: this.config.refresh
         ? {

@@ -1,7 +1,9 @@
 /** A BM25 index over the pages of one crawl, with passages for the prompt answer. */
 
 const WORD = /[\p{L}\p{N}]+/gu;
-const tokens = (text: string) => (text.toLowerCase().match(WORD) ?? []).filter((t) => t.length > 1);
+// A light stemmer: plural and third-person s, so "costs" finds "cost" and "subscriptions" "subscription".
+const stem = (t: string) => (t.length > 3 && t.endsWith('s') && !t.endsWith('ss') ? t.slice(0, -1) : t);
+const tokens = (text: string) => (text.toLowerCase().match(WORD) ?? []).filter((t) => t.length > 1).map(stem);
 
 interface Doc {
   url: string;
@@ -83,7 +85,8 @@ export function best(text: string, query: readonly string[]): string {
   let topScore = -1;
   for (const s of sentences) {
     const words = new Set(tokens(s));
-    const score = query.filter((t) => words.has(t)).length;
+    // Longer terms are rarer and say more: a cheap stand-in for their weight.
+    const score = query.filter((t) => words.has(t)).reduce((sum, t) => sum + t.length, 0);
     if (score > topScore) {
       top = s;
       topScore = score;

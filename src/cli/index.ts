@@ -1,0 +1,343 @@
+#!/usr/bin/env node
+/** The `cloud-browser` command. */
+import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Command, Option } from 'commander';
+import { startRelay } from '../connect/relay.js';
+import { openSession } from '../connect/session.js';
+import { RESERVED_CDP_ID } from '../connect/socket.js';
+import { CrawlerClient } from '../crawler/client.js';
+import type { CrawlConfig } from '../crawler/schema.js';
+import { startEmulator } from '../emulator/server.js';
+import { redactUrl } from '../internal/redact.js';
+import { type BrowserUrlOptions, buildBrowserUrl } from '../session/url.js';
+import { serveWebhooks } from '../webhooks/adapters.js';
+import { parseCrawlEvent } from '../webhooks/events.js';
+import { runDemo } from './demo.js';
+import { fail, Progress, print } from './output.js';
+import { addSessionOptions, sessionOptionsFrom } from './session-options.js';
+
+const program = new Command();
+program
+  .name('cloud-browser')
+  .description('Cloud browser sessions, crawls and webhooks, against the service or the local emulator.')
+  .option('--verbose', 'print the (redacted) cause of an error')
+  .showHelpAfterError('(add --help for usage)');
+
+const verbose = () => program.opts<{ verbose?: boolean }>().verbose === true;
+const run =
+  <A extends unknown[]>(fn: (...args: A) => Promise<void>) =>
+  async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (error) {
+      fail(error, verbose());
+    }
+  };
+
+/** Resolves on Ctrl-C or SIGTERM. */
+const interrupted = () =>
+  new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+
+program
+  .command('demo')
+  .description('Run the main job on the embedded emulator: browser with VNC, crawl, search, prompt, webhooks')
+  .addHelpText('after', '\nExample:\n  $ cloud-browser demo')
+  .action(run(async () => runDemo()));
+
+program
+  .command('emulator')
+  .description('Serve the local emulator until Ctrl-C')
+  .option('--port <port>', 'port to listen on (0 picks one)', '0')
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--chromium <path>', 'the browser to run (default: CHROME_PATH, the system, @sparticuz/chromium)')
+  .option('--api-key <key>', 'the key to accept (default: a new one)')
+  .addHelpText('after', '\nExample:\n  $ cloud-browser emulator --port 9222')
+  .action(
+    run(async (opts: { port: string; host: string; chromium?: string; apiKey?: string }) => {
+      const emulator = await startEmulator({
+        port: Number(opts.port),
+        host: opts.host,
+        chromiumPath: opts.chromium,
+        ...(opts.apiKey ? { apiKeys: [opts.apiKey] } : {}),
+      });
+      process.stdout.write(
+        `emulator ready\nCLOUD_BROWSER_URL=${emulator.browserUrl}\nCLOUD_API_URL=${emulator.apiUrl}\nCLOUD_API_KEY=${emulator.apiKey}\n(Ctrl-C to stop)\n`,
+      );
+      await interrupted();
+      await emulator.close();
+      process.stdout.write('emulator stopped\n');
+    }),
+  );
+
+addSessionOptions(
+  program
+    .command('url')
+    .description('Print the validated browser URL (secrets redacted unless --show-secrets)')
+    .option('--show-secrets', 'print the URL with its key and passwords')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ cloud-browser url --proxy-pool residential --languages en-US,fr --timeout 600',
+    ),
+).action(
+  run(async (opts: Record<string, unknown>) => {
+    const url = buildBrowserUrl(sessionOptionsFrom(opts) as BrowserUrlOptions);
+    process.stdout.write(`${opts.showSecrets ? url.href : redactUrl(url)}\n`);
+  }),
+);
+
+addSessionOptions(
+  program
+    .command('connect')
+    .description('Open a session and hold it: prints the run id, a local CDP endpoint and the VNC credentials')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ cloud-browser connect --vnc --vnc-password s3cret --timeout 900\n  then attach: chromium.connectOverCDP(<cdp endpoint>)',
+    ),
+).action(
+  run(async (opts: Record<string, unknown>) => {
+    const url = buildBrowserUrl(sessionOptionsFrom(opts) as BrowserUrlOptions);
+    const opened = await openSession(url, { retries: 2 });
+    const relay = await startRelay(opened.socket);
+    process.stdout.write(`run id: ${opened.socket.runId ?? '(none)'}\ncdp endpoint: ${relay.url}\n`);
+    if (opened.vnc) {
+      process.stdout.write(`vnc: ${opened.vnc.tcp.url} password ${opened.vnc.tcp.password}\n`);
+      process.stdout.write(`vnc websocket: ${opened.vnc.websocket.url} password ${opened.vnc.websocket.password}\n`);
+    }
+    process.stdout.write('holding the session (Ctrl-C to close it)\n');
+    const why = await Promise.race([interrupted(), opened.socket.closed.then((e) => e)]);
+    if (typeof why === 'string') {
+      opened.socket.send(JSON.stringify({ id: RESERVED_CDP_ID, method: 'Browser.close' }));
+      await Promise.race([opened.socket.closed, new Promise((r) => setTimeout(r, 5000))]);
+      process.stdout.write('session closed\n');
+    } else {
+      process.stdout.write(`session ended: ${why.reason || `code ${why.closeCode}`}\n`);
+    }
+    await relay.close();
+    await opened.socket.close();
+  }),
+);
+
+const crawl = program.command('crawl').description('Start, follow and read crawls');
+const client = (opts: { key?: string; apiUrl?: string }) => new CrawlerClient({ key: opts.key, baseUrl: opts.apiUrl });
+const common = (c: Command) =>
+  c
+    .option('--key <key>', 'the API key (default: CLOUD_API_KEY)')
+    .option('--api-url <url>', 'the service (default: CLOUD_API_URL)')
+    .option('--json', 'print JSON for scripts');
+type Common = { key?: string; apiUrl?: string; json?: boolean };
+
+common(
+  crawl
+    .command('start')
+    .description('Start a crawl from flags, --config file.json and/or --url-list file.txt')
+    .option('--url <url>', 'the starting URL')
+    .option('--url-list <file>', 'a file with one URL per line')
+    .option('--remote-url-list <url>', 'the address of a URL list')
+    .option('--config <file>', 'a JSON file of crawl options (spec wire names)')
+    .option('--page-limit <n>', 'maximum pages')
+    .option('--max-depth <n>', 'maximum depth')
+    .option('--content-formats <list>', 'html,markdown,text,clean_html')
+    .option('--search', 'build a search index')
+    .option('--refresh', 'keep the crawl fresh')
+    .option('--refresh-interval <seconds>', '3600 to 7776000')
+    .option('--webhook-name <name>', 'the webhook to notify')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ cloud-browser crawl start --url https://example.com --page-limit 50 --search',
+    ),
+).action(
+  run(async (opts: Common & Record<string, string | boolean | undefined>) => {
+    const config: Record<string, unknown> = opts.config ? JSON.parse(await readFile(String(opts.config), 'utf8')) : {};
+    if (opts.url) config.url = opts.url;
+    if (opts.remoteUrlList) config.remote_url_list = opts.remoteUrlList;
+    if (opts.urlList)
+      config.url_list = (await readFile(String(opts.urlList), 'utf8'))
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter(Boolean);
+    for (const [flag, name] of [
+      ['pageLimit', 'page_limit'],
+      ['maxDepth', 'max_depth'],
+      ['refreshInterval', 'refresh_interval'],
+    ] as const) {
+      if (opts[flag] !== undefined) config[name] = /^\d+$/.test(String(opts[flag])) ? Number(opts[flag]) : opts[flag];
+    }
+    if (opts.contentFormats) config.content_formats = String(opts.contentFormats).split(',');
+    if (opts.search) config.search = true;
+    if (opts.refresh) config.refresh = true;
+    if (opts.webhookName) config.webhook_name = opts.webhookName;
+    const started = await client(opts).start(config as CrawlConfig);
+    print(opts.json ? started : started.uuid, opts.json === true);
+  }),
+);
+
+common(crawl.command('status <uuid>').description('Print a crawl status')).action(
+  run(async (uuid: string, opts: Common) => {
+    const s = await client(opts).status(uuid);
+    print(
+      opts.json ? s : { uuid: s.uuid, status: s.status, complete: s.is_complete, success: s.is_success, ...s.state },
+      opts.json === true,
+    );
+  }),
+);
+
+common(
+  crawl
+    .command('wait <uuid>')
+    .description('Wait for a crawl to complete, with progress')
+    .option('--timeout <seconds>', 'give up waiting after this long (the crawl goes on)')
+    .option('--poll <ms>', 'poll interval', '1000'),
+).action(
+  run(async (uuid: string, opts: Common & { timeout?: string; poll: string }) => {
+    const progress = new Progress(Boolean(process.stderr.isTTY) && !opts.json);
+    const started = Date.now();
+    try {
+      const done = await client(opts).wait(uuid, {
+        pollInterval: Number(opts.poll),
+        ...(opts.timeout ? { timeout: Number(opts.timeout) * 1000 } : {}),
+        onProgress: (s) => {
+          // Of the page limit when the service says it, else of what is known so far.
+          const limit = typeof s.page_limit === 'number' ? s.page_limit : s.state.urls_visited + s.state.urls_to_crawl;
+          if (!opts.json)
+            progress.update(s.state.urls_visited, limit, s.state.urls_failed, (Date.now() - started) / 1000);
+        },
+      });
+      progress.end();
+      print(
+        opts.json
+          ? done
+          : `${done.status}: ${done.state.urls_visited} visited, ${done.state.urls_failed} failed, ${done.state.urls_skipped} skipped`,
+        opts.json === true,
+      );
+    } catch (error) {
+      progress.end();
+      throw error;
+    }
+  }),
+);
+
+common(
+  crawl
+    .command('urls <uuid>')
+    .description('List the URLs a crawl met')
+    .option('--status <status>', 'visited, failed or skipped'),
+).action(
+  run(async (uuid: string, opts: Common & { status?: 'visited' | 'failed' | 'skipped' }) => {
+    for await (const u of client(opts).urls(uuid, opts.status ? { status: opts.status } : {}))
+      print(opts.json ? u : `${u.status}\t${u.url}`, opts.json === true);
+  }),
+);
+
+common(
+  crawl
+    .command('contents <uuid>')
+    .description('Print page contents')
+    .option('--formats <list>', 'html,markdown,text,clean_html', 'markdown')
+    .option('--url <url>', 'one page only'),
+).action(
+  run(async (uuid: string, opts: Common & { formats: string; url?: string }) => {
+    const formats = opts.formats.split(',') as ('html' | 'markdown' | 'text' | 'clean_html')[];
+    for await (const p of client(opts).contents(uuid, { formats, ...(opts.url ? { url: opts.url } : {}) })) {
+      if (opts.json) print(p, true);
+      else for (const f of formats) process.stdout.write(`## ${p.url} (${f})\n${p.content[f] ?? ''}\n\n`);
+    }
+  }),
+);
+
+common(
+  crawl
+    .command('artifact <uuid>')
+    .description('Stream an artifact to a file')
+    .addOption(new Option('--type <type>', 'warc or har').choices(['warc', 'har']).makeOptionMandatory())
+    .requiredOption('--out <file>', 'where to write it'),
+).action(
+  run(async (uuid: string, opts: Common & { type: 'warc' | 'har'; out: string }) => {
+    const artifact = await client(opts).artifact(uuid, { type: opts.type });
+    await pipeline(
+      Readable.fromWeb(artifact.stream as import('node:stream/web').ReadableStream<Uint8Array>),
+      createWriteStream(opts.out),
+    );
+    print(opts.json ? { file: opts.out, type: opts.type } : `wrote ${opts.out}`, opts.json === true);
+  }),
+);
+
+common(
+  crawl.command('search <query>').description('Search crawls').requiredOption('--crawl <uuid...>', 'crawl ids'),
+).action(
+  run(async (query: string, opts: Common & { crawl: string[] }) => {
+    const res = await client(opts).search({ crawls: opts.crawl, query });
+    if (opts.json) return print(res, true);
+    for (const r of res.results) process.stdout.write(`${r.score.toFixed(2)}\t${r.url}\t${r.snippet ?? ''}\n`);
+    for (const s of res.skipped) process.stdout.write(`skipped ${s.crawl}: ${s.reason}\n`);
+  }),
+);
+
+common(
+  crawl
+    .command('prompt <prompt>')
+    .description('Ask crawls; the answer streams')
+    .requiredOption('--crawl <uuid...>', 'crawl ids'),
+).action(
+  run(async (prompt: string, opts: Common & { crawl: string[] }) => {
+    let text = '';
+    for await (const token of client(opts).prompt({ crawls: opts.crawl, prompt })) {
+      text += token;
+      if (!opts.json) process.stdout.write(token);
+    }
+    if (opts.json) print({ answer: text }, true);
+    else process.stdout.write('\n');
+  }),
+);
+
+for (const action of ['refresh', 'cancel'] as const) {
+  common(
+    crawl.command(`${action} <uuid>`).description(`${action === 'refresh' ? 'Refresh' : 'Cancel'} a crawl`),
+  ).action(
+    run(async (uuid: string, opts: Common) => {
+      const res = await client(opts)[action](uuid);
+      print(opts.json ? res : `${action === 'refresh' ? 'refresh started' : 'cancelled'}: ${uuid}`, opts.json === true);
+    }),
+  );
+}
+
+program
+  .command('webhooks')
+  .description('Receive webhooks')
+  .command('serve')
+  .description('Run the reference receiver, printing each verified delivery and each refusal')
+  .requiredOption('--secret <secret...>', 'signing secret(s)')
+  .option('--port <port>', 'port (0 picks one)', '8080')
+  .option('--host <host>', 'address', '127.0.0.1')
+  .option('--path <path>', 'path', '/webhook')
+  .addHelpText('after', '\nExample:\n  $ cloud-browser webhooks serve --secret $SIGNING_SECRET --port 8080')
+  .action(
+    run(async (opts: { secret: string[]; port: string; host: string; path: string }) => {
+      const receiver = await serveWebhooks({
+        port: Number(opts.port),
+        host: opts.host,
+        path: opts.path,
+        secrets: opts.secret,
+        onDelivery: (d) => {
+          let event = '';
+          if (d.resourceType === 'crawl') {
+            try {
+              event = ` ${parseCrawlEvent(d.body).event}`;
+            } catch {}
+          }
+          process.stdout.write(`delivery ${d.resourceType}${event} ${d.body.length} bytes\n`);
+        },
+        onRefused: (e) => process.stdout.write(`refused ${e.status}: ${e.message}\n`),
+      });
+      process.stdout.write(`receiving on ${receiver.url} (Ctrl-C to stop)\n`);
+      await interrupted();
+      await receiver.close();
+    }),
+  );
+
+await program.parseAsync(process.argv);
