@@ -1,0 +1,196 @@
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signDelivery } from '../../src/webhooks/index.js';
+import { type CrawlSite, startCrawlSite } from '../support/crawl-site.js';
+
+// The built command (npm test builds first), run as a child process as a person would.
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const bin = join(root, 'dist', 'cli.js');
+const KEY = 'cli-test-key-3b8f0c1d';
+const baseEnv = () => {
+  const env = { ...process.env };
+  for (const k of ['CLOUD_API_KEY', 'CLOUD_API_URL', 'CLOUD_BROWSER_URL']) delete env[k];
+  return env;
+};
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = baseEnv()): Promise<Result> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { env, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+/** Start a long-running command and wait for a line matching `ready`. */
+async function start(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = baseEnv()) {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [bin, ...args], { env });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready: ${stdout} ${stderr}`)), 60_000);
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      if (ready.test(stdout)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('exit', () => reject(new Error(`exited early: ${stdout} ${stderr}`)));
+  });
+  return {
+    child,
+    output: () => stdout,
+    errors: () => stderr,
+    stop: async () => {
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      child.kill('SIGINT');
+      return exited;
+    },
+  };
+}
+
+describe('cloud-browser url', () => {
+  it('prints the validated URL with its secrets redacted', async () => {
+    const r = await cli(['url', '--browser-url', 'wss://b.test', '--key', KEY, '--languages', 'en-US,fr', '--timeout', '600', '--vnc', '--vnc-password', 'vnc-pw-123']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe('wss://b.test/?languages=en-US%2Cfr&timeout=600&enable_vnc=true&vnc_password=***&api_key=***');
+  });
+
+  it('prints the secrets when asked', async () => {
+    const r = await cli(['url', '--browser-url', 'wss://b.test', '--key', KEY, '--show-secrets']);
+    expect(r.stdout.trim()).toBe(`wss://b.test/?api_key=${KEY}`);
+  });
+
+  it('refuses invalid options with one line per problem, exit 2, and no secret', async () => {
+    const r = await cli(['url', '--browser-url', 'wss://b.test', '--key', KEY, '--timeout', '3600', '--vault-key', 'not-base64-secret', '--vault', 'v1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0]).toMatch(/^error ConfigError: Invalid browser session options: 2 problems \(fix the options/);
+    expect(r.stderr).toContain('`timeout` must be at most 1800 seconds (got 3600)');
+    expect(r.stderr).toContain('`vault_key` must be the standard base64');
+    expect(r.stderr + r.stdout).not.toContain(KEY);
+    expect(r.stderr + r.stdout).not.toContain('not-base64-secret');
+  });
+
+  it('shows help with an example', async () => {
+    const r = await cli(['url', '--help']);
+    expect(r.stdout).toContain('--proxy-pool <value>');
+    expect(r.stdout).toContain('Example:');
+  });
+});
+
+describe('against the emulator command', () => {
+  let emulator: Awaited<ReturnType<typeof start>>;
+  let site: CrawlSite;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    site = await startCrawlSite();
+    emulator = await start(['emulator', '--port', '0', '--api-key', KEY], /CLOUD_API_KEY=/);
+    const vars = Object.fromEntries(emulator.output().split('\n').filter((l) => l.startsWith('CLOUD_')).map((l) => l.split('=', 2)));
+    env = { ...baseEnv(), ...vars };
+  }, 90_000);
+  afterAll(async () => {
+    expect(await emulator.stop()).toBe(0);
+    expect(emulator.output()).toContain('emulator stopped');
+    await site.close();
+  });
+
+  it('prints the URLs and key to use', () => {
+    expect(env.CLOUD_BROWSER_URL).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(env.CLOUD_API_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(env.CLOUD_API_KEY).toBe(KEY);
+  });
+
+  it('runs a crawl from start to prompt, with --json for scripts, and never prints the key', async () => {
+    const started = await cli(['crawl', 'start', '--url', `${site.origin}/`, '--search', '--page-limit', '10', '--json'], env);
+    expect(started.code).toBe(0);
+    const { uuid } = JSON.parse(started.stdout) as { uuid: string };
+    const waited = await cli(['crawl', 'wait', uuid, '--poll', '100'], env);
+    expect(waited.code).toBe(0);
+    expect(waited.stdout).toMatch(/^DONE: 10 visited, \d+ failed, \d+ skipped/);
+    expect(waited.stderr).toMatch(/visited \d+ of \d+, failed \d+, \d+ s\n/);
+    const status = JSON.parse((await cli(['crawl', 'status', uuid, '--json'], env)).stdout) as { status: string };
+    expect(status.status).toBe('DONE');
+    const urls = (await cli(['crawl', 'urls', uuid, '--status', 'visited'], env)).stdout.trim().split('\n');
+    expect(urls).toHaveLength(10);
+    expect(urls[0]).toMatch(/^visited\thttp:\/\/127\.0\.0\.1/);
+    const search = await cli(['crawl', 'search', 'subscription', '--crawl', uuid], env);
+    expect(search.stdout).toContain('/docs/7');
+    const prompt = await cli(['crawl', 'prompt', 'How much is the subscription?', '--crawl', uuid], env);
+    expect(prompt.stdout).toContain('42 euros');
+    const dir = mkdtempSync(join(tmpdir(), 'cli-artifact-'));
+    const artifact = await cli(['crawl', 'artifact', uuid, '--type', 'har', '--out', join(dir, 'crawl.har')], env);
+    expect(artifact.code).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'crawl.har'), 'utf8')).log.entries.length).toBe(10);
+    const refresh = await cli(['crawl', 'refresh', uuid], env);
+    expect(refresh.code).toBe(1);
+    expect(refresh.stderr).toMatch(/^error ERR::CRAWLER::REFRESH_NOT_ENABLED: .*\(start the crawl with --refresh\)/);
+    for (const r of [started, waited, prompt, refresh]) expect(r.stdout + r.stderr).not.toContain(KEY);
+  }, 60_000);
+
+  it('shows a progress bar on a terminal', async () => {
+    const { uuid } = JSON.parse((await cli(['crawl', 'start', '--url', `${site.origin}/`, '--page-limit', '20', '--json'], env)).stdout) as { uuid: string };
+    const command = `${process.execPath} ${bin} crawl wait ${uuid} --poll 50`;
+    const { stdout } = await promisify(execFile)('script', ['-qec', command, '/dev/null'], { env, timeout: 60_000 });
+    expect(stdout).toMatch(/\r\x1b\[2K\[[#.]{24}\] visited \d+ of \d+/);
+    expect(stdout).toContain('DONE: 20 visited');
+  }, 60_000);
+
+  it('connect holds a session that other tools attach to, and closes it cleanly on Ctrl-C', async () => {
+    const connect = await start(['connect', '--vnc', '--vnc-password', 'vnc-cli-pw', '--timeout', '120'], /holding the session/, env);
+    const endpoint = /cdp endpoint: (\S+)/.exec(connect.output())?.[1] ?? '';
+    expect(endpoint).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]{36}$/);
+    expect(connect.output()).toMatch(/vnc: vnc:\/\/run-[0-9a-f]+@127\.0\.0\.1:5901 password [0-9a-f]{8}-vnc-cli-pw/);
+    const browser = await chromium.connectOverCDP(endpoint);
+    const page = await browser.contexts()[0]?.newPage();
+    await page?.goto(`${site.origin}/docs/1`);
+    expect(await page?.title()).toBe('Doc 1');
+    expect(await connect.stop()).toBe(0);
+    expect(connect.output()).toContain('session closed');
+    expect(connect.output()).not.toContain(KEY);
+  }, 60_000);
+});
+
+describe('cloud-browser webhooks serve', () => {
+  it('prints each verified delivery and each refusal', async () => {
+    const serve = await start(['webhooks', 'serve', '--secret', 'whsec-cli-1', '--port', '0'], /receiving on/);
+    const url = /receiving on (\S+)/.exec(serve.output())?.[1] ?? '';
+    const signed = signDelivery({ body: { event: 'crawler_finished', crawler_uuid: 'c' }, secret: 'whsec-cli-1', resourceType: 'crawl', contentEncoding: 'gzip' });
+    expect((await fetch(url, { method: 'POST', headers: signed.headers, body: new Uint8Array(signed.body) })).status).toBe(200);
+    expect((await fetch(url, { method: 'POST', headers: { 'x-service-webhook-resource-type': 'crawl' }, body: '{}' })).status).toBe(401);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await serve.stop()).toBe(0);
+    expect(serve.output()).toMatch(/delivery crawl crawler_finished \d+ bytes/);
+    expect(serve.output()).toContain('refused 401: the delivery is not signed');
+    expect(serve.output()).not.toContain('whsec-cli-1');
+  }, 30_000);
+});
+
+describe('cloud-browser demo', () => {
+  it('runs the main job and exits 0', async () => {
+    const r = await cli(['demo']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('title:   Acme Rockets');
+    expect(r.stdout).toMatch(/run id: {2}run-[0-9a-f]+/);
+    expect(r.stdout).toMatch(/VNC: {5}vnc:\/\/run-[0-9a-f]+@127\.0\.0\.1:5901 {2}password [0-9a-f]{8}-demo-/);
+    expect(r.stdout).toMatch(/summary: 4 visited, 0 failed/);
+    expect(r.stdout).toContain('Subscriptions start at 300 dollars per month');
+    expect(r.stdout).toContain('events: crawler_started, crawler_search_ready, crawler_finished');
+  }, 90_000);
+});
