@@ -51,13 +51,15 @@ export async function runDemo(out: (line: string) => void = (l) => process.stdou
   const site = await startSite();
   const secret = `whsec-demo-${randomBytes(8).toString('hex')}`;
   const events: string[] = [];
+  const lines: string[] = [];
+  // Collected, not printed as they come, so they do not cut into the streamed answer.
   const receiver = await serveWebhooks({
     port: 0,
     secrets: secret,
     onDelivery: (d) => {
       const e = parseCrawlEvent(d.body);
       events.push(e.event);
-      out(`  webhook ${d.resourceType} ${e.event} (${d.body.length} bytes, signature verified)`);
+      lines.push(`  ${d.resourceType} ${e.event}: ${d.body.length} bytes, signature verified`);
     },
   });
   const emulator = await startEmulator({ webhooks: { demo: { url: receiver.url, secret } } });
@@ -120,6 +122,7 @@ export async function runDemo(out: (line: string) => void = (l) => process.stdou
 
     out('\n4. Webhooks received by the reference receiver');
     await emulator.crawler.settled();
+    for (const line of lines) out(line);
     out(`  events: ${events.join(', ')}`);
     out('\ndone.');
   } finally {

@@ -340,4 +340,4 @@ program
     }),
   );
 
-await program.parseAsync(process.argv);
+void program.parseAsync(process.argv);

@@ -68,9 +68,24 @@ async function start(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = bas
 
 describe('cloud-browser url', () => {
   it('prints the validated URL with its secrets redacted', async () => {
-    const r = await cli(['url', '--browser-url', 'wss://b.test', '--key', KEY, '--languages', 'en-US,fr', '--timeout', '600', '--vnc', '--vnc-password', 'vnc-pw-123']);
+    const r = await cli([
+      'url',
+      '--browser-url',
+      'wss://b.test',
+      '--key',
+      KEY,
+      '--languages',
+      'en-US,fr',
+      '--timeout',
+      '600',
+      '--vnc',
+      '--vnc-password',
+      'vnc-pw-123',
+    ]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe('wss://b.test/?languages=en-US%2Cfr&timeout=600&enable_vnc=true&vnc_password=***&api_key=***');
+    expect(r.stdout.trim()).toBe(
+      'wss://b.test/?languages=en-US%2Cfr&timeout=600&enable_vnc=true&vnc_password=***&api_key=***',
+    );
   });
 
   it('prints the secrets when asked', async () => {
@@ -79,9 +94,23 @@ describe('cloud-browser url', () => {
   });
 
   it('refuses invalid options with one line per problem, exit 2, and no secret', async () => {
-    const r = await cli(['url', '--browser-url', 'wss://b.test', '--key', KEY, '--timeout', '3600', '--vault-key', 'not-base64-secret', '--vault', 'v1']);
+    const r = await cli([
+      'url',
+      '--browser-url',
+      'wss://b.test',
+      '--key',
+      KEY,
+      '--timeout',
+      '3600',
+      '--vault-key',
+      'not-base64-secret',
+      '--vault',
+      'v1',
+    ]);
     expect(r.code).toBe(2);
-    expect(r.stderr.split('\n')[0]).toMatch(/^error ConfigError: Invalid browser session options: 2 problems \(fix the options/);
+    expect(r.stderr.split('\n')[0]).toMatch(
+      /^error ConfigError: Invalid browser session options: 2 problems \(fix the options/,
+    );
     expect(r.stderr).toContain('`timeout` must be at most 1800 seconds (got 3600)');
     expect(r.stderr).toContain('`vault_key` must be the standard base64');
     expect(r.stderr + r.stdout).not.toContain(KEY);
@@ -102,7 +131,13 @@ describe('against the emulator command', () => {
   beforeAll(async () => {
     site = await startCrawlSite();
     emulator = await start(['emulator', '--port', '0', '--api-key', KEY], /CLOUD_API_KEY=/);
-    const vars = Object.fromEntries(emulator.output().split('\n').filter((l) => l.startsWith('CLOUD_')).map((l) => l.split('=', 2)));
+    const vars = Object.fromEntries(
+      emulator
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('CLOUD_'))
+        .map((l) => l.split('=', 2)),
+    );
     env = { ...baseEnv(), ...vars };
   }, 90_000);
   afterAll(async () => {
@@ -118,7 +153,10 @@ describe('against the emulator command', () => {
   });
 
   it('runs a crawl from start to prompt, with --json for scripts, and never prints the key', async () => {
-    const started = await cli(['crawl', 'start', '--url', `${site.origin}/`, '--search', '--page-limit', '10', '--json'], env);
+    const started = await cli(
+      ['crawl', 'start', '--url', `${site.origin}/`, '--search', '--page-limit', '10', '--json'],
+      env,
+    );
     expect(started.code).toBe(0);
     const { uuid } = JSON.parse(started.stdout) as { uuid: string };
     const waited = await cli(['crawl', 'wait', uuid, '--poll', '100'], env);
@@ -145,15 +183,23 @@ describe('against the emulator command', () => {
   }, 60_000);
 
   it('shows a progress bar on a terminal', async () => {
-    const { uuid } = JSON.parse((await cli(['crawl', 'start', '--url', `${site.origin}/`, '--page-limit', '20', '--json'], env)).stdout) as { uuid: string };
+    const { uuid } = JSON.parse(
+      (await cli(['crawl', 'start', '--url', `${site.origin}/`, '--page-limit', '20', '--json'], env)).stdout,
+    ) as { uuid: string };
     const command = `${process.execPath} ${bin} crawl wait ${uuid} --poll 50`;
     const { stdout } = await promisify(execFile)('script', ['-qec', command, '/dev/null'], { env, timeout: 60_000 });
-    expect(stdout).toMatch(/\r\x1b\[2K\[[#.]{24}\] visited \d+ of \d+/);
+    // Carriage return, erase-line escape, then the bar.
+    expect(stdout).toContain(`\r${String.fromCharCode(27)}[2K[`);
+    expect(stdout).toMatch(/\[[#.]{24}\] visited \d+ of \d+/);
     expect(stdout).toContain('DONE: 20 visited');
   }, 60_000);
 
   it('connect holds a session that other tools attach to, and closes it cleanly on Ctrl-C', async () => {
-    const connect = await start(['connect', '--vnc', '--vnc-password', 'vnc-cli-pw', '--timeout', '120'], /holding the session/, env);
+    const connect = await start(
+      ['connect', '--vnc', '--vnc-password', 'vnc-cli-pw', '--timeout', '120'],
+      /holding the session/,
+      env,
+    );
     const endpoint = /cdp endpoint: (\S+)/.exec(connect.output())?.[1] ?? '';
     expect(endpoint).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]{36}$/);
     expect(connect.output()).toMatch(/vnc: vnc:\/\/run-[0-9a-f]+@127\.0\.0\.1:5901 password [0-9a-f]{8}-vnc-cli-pw/);
@@ -171,9 +217,19 @@ describe('cloud-browser webhooks serve', () => {
   it('prints each verified delivery and each refusal', async () => {
     const serve = await start(['webhooks', 'serve', '--secret', 'whsec-cli-1', '--port', '0'], /receiving on/);
     const url = /receiving on (\S+)/.exec(serve.output())?.[1] ?? '';
-    const signed = signDelivery({ body: { event: 'crawler_finished', crawler_uuid: 'c' }, secret: 'whsec-cli-1', resourceType: 'crawl', contentEncoding: 'gzip' });
-    expect((await fetch(url, { method: 'POST', headers: signed.headers, body: new Uint8Array(signed.body) })).status).toBe(200);
-    expect((await fetch(url, { method: 'POST', headers: { 'x-service-webhook-resource-type': 'crawl' }, body: '{}' })).status).toBe(401);
+    const signed = signDelivery({
+      body: { event: 'crawler_finished', crawler_uuid: 'c' },
+      secret: 'whsec-cli-1',
+      resourceType: 'crawl',
+      contentEncoding: 'gzip',
+    });
+    expect(
+      (await fetch(url, { method: 'POST', headers: signed.headers, body: new Uint8Array(signed.body) })).status,
+    ).toBe(200);
+    expect(
+      (await fetch(url, { method: 'POST', headers: { 'x-service-webhook-resource-type': 'crawl' }, body: '{}' }))
+        .status,
+    ).toBe(401);
     await new Promise((r) => setTimeout(r, 100));
     expect(await serve.stop()).toBe(0);
     expect(serve.output()).toMatch(/delivery crawl crawler_finished \d+ bytes/);
