@@ -22,7 +22,9 @@ const site = createServer((req, res) => {
     .map((m) => `<a href="/p/${m}">page ${m}</a>`)
     .join(' ');
   res.writeHead(200, { 'content-type': 'text/html' });
-  res.end(`<!doctype html><title>Page ${n}</title><h1>Page ${n}</h1><p>${'Some text about the page. '.repeat(20)}</p>${links}`);
+  res.end(
+    `<!doctype html><title>Page ${n}</title><h1>Page ${n}</h1><p>${'Some text about the page. '.repeat(20)}</p>${links}`,
+  );
 });
 site.listen(0, '127.0.0.1');
 await once(site, 'listening');

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrawlerClient } from '../../src/crawler/index.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
@@ -146,15 +147,32 @@ describe('a crawl of a local site', () => {
     expect(many.code).toBe('ERR::CRAWLER::SEARCH_TOO_MANY_CRAWLS');
   });
 
-  it('streams a WARC of gzip records and a HAR', async () => {
+  it('streams a WARC that a WARC reader accepts, and a HAR', async () => {
     const warc = await client.artifact(uuid, { type: 'warc' });
-    const chunks: Uint8Array[] = [];
-    const reader = warc.stream.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
-    const { gunzipSync } = await import('node:zlib');
-    const text = gunzipSync(Buffer.concat(chunks)).toString('utf8');
-    expect(text.startsWith('WARC/1.1\r\nWARC-Type: warcinfo')).toBe(true);
-    expect(text.split('WARC-Type: response').length - 1).toBe(DOCS + 3);
+    const { WARCParser } = await import('warcio');
+    const records: {
+      type: string | null | undefined;
+      uri: string | null | undefined;
+      status: number | undefined;
+      body: string;
+    }[] = [];
+    for await (const record of new WARCParser(
+      Readable.fromWeb(warc.stream as import('node:stream/web').ReadableStream<Uint8Array>),
+    )) {
+      records.push({
+        type: record.warcType,
+        uri: record.warcTargetURI,
+        status: record.httpHeaders?.statusCode as number | undefined,
+        body: await record.contentText(),
+      });
+    }
+    expect(records[0]?.type).toBe('warcinfo');
+    const responses = records.filter((r) => r.type === 'response');
+    expect(responses).toHaveLength(DOCS + 3);
+    const doc7 = responses.find((r) => r.uri === `${site.origin}/docs/7`);
+    expect(doc7?.status).toBe(200);
+    expect(doc7?.body).toContain('the subscription costs 42 euros');
+    expect(responses.find((r) => r.uri === `${site.origin}/broken`)?.status).toBe(500);
     const har = await client.artifact(uuid, { type: 'har' });
     const parsed = JSON.parse(await new Response(har.stream).text()) as {
       log: { entries: { request: { url: string } }[] };
