@@ -189,6 +189,91 @@ describe('a crawl of a local site', () => {
   });
 });
 
+describe('the configuration shapes the crawl', () => {
+  const paths = async (uuid: string, status = 'visited') =>
+    (await all(client.urls(uuid, { status: status as 'visited' }))).map((u) => new URL(u.url).pathname).sort();
+  const crawl = async (config: Record<string, unknown>) => {
+    const { uuid } = await client.start({ url: `${site.origin}/`, ...config });
+    const done = await client.wait(uuid, { pollInterval: 30 });
+    return { uuid, done };
+  };
+
+  it('stops at page_limit, says why, and emits crawler_stopped', async () => {
+    const { uuid, done } = await crawl({
+      page_limit: 5,
+      max_concurrency: 1,
+      webhook_name: 'hooks',
+      webhook_events: ['crawler_stopped'],
+    });
+    expect(done.state.urls_visited).toBe(5);
+    expect(done.state.stop_reason).toBe('page_limit');
+    await emulator.crawler.settled();
+    expect(received.filter((r) => r.crawl === uuid).map((r) => r.event)).toEqual(['crawler_stopped']);
+  });
+
+  it('goes no deeper than max_depth', async () => {
+    const { uuid } = await crawl({ max_depth: 0 });
+    expect(await paths(uuid)).toEqual(['/']);
+  });
+
+  it('finds pages only the sitemap lists with use_sitemaps', async () => {
+    const { uuid } = await crawl({ use_sitemaps: true, max_depth: 1 });
+    expect(await paths(uuid)).toContain('/orphan');
+    const { uuid: without } = await crawl({ max_depth: 1 });
+    expect(await paths(without)).not.toContain('/orphan');
+  });
+
+  it('crawls what robots.txt disallows when respect_robots_txt is false, and follows nofollow with ignore_no_follow', async () => {
+    const { uuid } = await crawl({ respect_robots_txt: false, ignore_no_follow: true, max_depth: 1 });
+    const visited = await paths(uuid);
+    expect(visited).toEqual(expect.arrayContaining(['/private/a', '/private/b', '/hidden']));
+  });
+
+  it('keeps to include_only_paths', async () => {
+    const { uuid } = await crawl({ include_only_paths: ['/docs/1*'], max_depth: 1 });
+    expect(await paths(uuid)).toEqual(
+      [
+        '/',
+        '/docs/1',
+        '/docs/10',
+        '/docs/11',
+        '/docs/12',
+        '/docs/13',
+        '/docs/14',
+        '/docs/15',
+        '/docs/16',
+        '/docs/17',
+        '/docs/18',
+        '/docs/19',
+      ].sort(),
+    );
+  });
+
+  it('sends the configured headers and user agent', async () => {
+    const { uuid } = await client.start({
+      url: `${site.origin}/echo-headers`,
+      headers: { 'x-crawl-test': 'yes' },
+      user_agent: 'CrawlTestBot/1.0',
+    });
+    await client.wait(uuid, { pollInterval: 30 });
+    const [page] = await all(client.contents(uuid, { formats: ['text'] }));
+    expect(page?.content.text).toContain('"ua":"CrawlTestBot/1.0"');
+    expect(page?.content.text).toContain('"custom":"yes"');
+  });
+
+  it('crawls exactly the URLs of a remote_url_list', async () => {
+    const { uuid } = await client.start({ remote_url_list: `${site.origin}/urls.txt` });
+    await client.wait(uuid, { pollInterval: 30 });
+    expect(await paths(uuid)).toEqual(['/docs/5', '/docs/6']);
+  });
+
+  it('stops at max_api_credit, one credit a page', async () => {
+    const { done } = await crawl({ max_api_credit: 3, max_concurrency: 1 });
+    expect(done.state.api_credit_used).toBe(3);
+    expect(done.state.stop_reason).toBe('max_api_credit');
+  });
+});
+
 describe('crawls of URL lists, refresh and cancel', () => {
   it('crawls exactly the 10,000 URLs of a url_list', async () => {
     const urls = Array.from({ length: 10_000 }, (_, i) => `${site.origin}/item/${i}`);

@@ -34,6 +34,30 @@ export async function startCrawlSite(): Promise<CrawlSite> {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
       return;
     }
+    if (path === '/sitemap.xml') {
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      res.end(
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>/orphan</loc></url></urlset>'.replace(
+          '/orphan',
+          `http://${req.headers.host}/orphan`,
+        ),
+      );
+      return;
+    }
+    if (path === '/orphan') {
+      html(page('Orphan', 'Only the sitemap links here.'));
+      return;
+    }
+    if (path === '/urls.txt') {
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end(`http://${req.headers.host}/docs/5\nhttp://${req.headers.host}/docs/6\n`);
+      return;
+    }
+    if (path === '/echo-headers') {
+      html(page('Headers', JSON.stringify({ ua: req.headers['user-agent'], custom: req.headers['x-crawl-test'] })));
+      return;
+    }
     if (path === '/') {
       const links = [
         ...Array.from({ length: DOCS }, (_, i) => `<a href="/docs/${i + 1}">Doc ${i + 1}</a>`),
