@@ -15,6 +15,8 @@ function hint(error: unknown): string {
     if (error.code.includes('SEARCH_NOT_READY')) return 'wait for the crawl to finish (crawl wait), then search';
     if (error.code.includes('SEARCH_NOT_ENABLED')) return 'start the crawl with --search';
     if (error.code.includes('REFRESH_NOT_ENABLED')) return 'start the crawl with --refresh';
+    if (error.code === 'ERR::CRAWLER::CANCELLED' || error.code === 'ERR::CRAWLER::FAILED')
+      return 'see `cloud-browser crawl status <uuid>` for its stop reason';
     if (error.is_retryable) return 'try again';
   }
   if (isCloudBrowserError(error) && error.name === 'ConnectionError')
@@ -28,7 +30,11 @@ export function fail(error: unknown, verbose: boolean): void {
   const code = isServiceError(error) ? error.code : isCloudBrowserError(error) ? error.name : 'Error';
   const message = error instanceof Error ? error.message : String(error);
   const lines = message.split('\n');
-  process.stderr.write(`error ${code}: ${redact(lines[0] ?? '')} (${hint(error)})\n`);
+  const first = redact(lines[0] ?? '');
+  // Service errors already begin with their code.
+  process.stderr.write(
+    `error ${code}: ${first.startsWith(`${code}: `) ? first.slice(code.length + 2) : first} (${hint(error)})\n`,
+  );
   for (const extra of lines.slice(1)) process.stderr.write(`${redact(extra)}\n`);
   if (verbose && error instanceof Error && error.cause !== undefined) {
     process.stderr.write(`cause: ${redact(inspect(error.cause, { depth: 4 }))}\n`);

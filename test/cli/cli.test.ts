@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,11 @@ import { type CrawlSite, startCrawlSite } from '../support/crawl-site.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = join(root, 'dist', 'cli.js');
 const KEY = 'cli-test-key-3b8f0c1d';
+const writeConfig = (config: object) => {
+  const file = join(mkdtempSync(join(tmpdir(), 'cli-config-')), 'crawl.json');
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+};
 const baseEnv = () => {
   const env = { ...process.env };
   for (const k of ['CLOUD_API_KEY', 'CLOUD_API_URL', 'CLOUD_BROWSER_URL']) delete env[k];
@@ -176,10 +181,41 @@ describe('against the emulator command', () => {
     const artifact = await cli(['crawl', 'artifact', uuid, '--type', 'har', '--out', join(dir, 'crawl.har')], env);
     expect(artifact.code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, 'crawl.har'), 'utf8')).log.entries.length).toBe(10);
+    const contents = await cli(
+      ['crawl', 'contents', uuid, '--formats', 'markdown', '--url', `${site.origin}/docs/7`],
+      env,
+    );
+    expect(contents.stdout).toContain(`## ${site.origin}/docs/7 (markdown)\n# Doc 7`);
     const refresh = await cli(['crawl', 'refresh', uuid], env);
     expect(refresh.code).toBe(1);
     expect(refresh.stderr).toMatch(/^error ERR::CRAWLER::REFRESH_NOT_ENABLED: .*\(start the crawl with --refresh\)/);
     for (const r of [started, waited, prompt, refresh]) expect(r.stdout + r.stderr).not.toContain(KEY);
+  }, 60_000);
+
+  it('cancels a running crawl', async () => {
+    const { uuid } = JSON.parse(
+      (
+        await cli(
+          [
+            'crawl',
+            'start',
+            '--url',
+            `${site.origin}/`,
+            '--config',
+            writeConfig({ delay: 300, max_concurrency: 1 }),
+            '--json',
+          ],
+          env,
+        )
+      ).stdout,
+    ) as { uuid: string };
+    const cancelled = await cli(['crawl', 'cancel', uuid], env);
+    expect(cancelled.stdout.trim()).toBe(`cancelled: ${uuid}`);
+    const waited = await cli(['crawl', 'wait', uuid], env);
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toMatch(
+      /^error ERR::CRAWLER::CANCELLED: the crawl .* ended cancelled \(cancelled\) \(see `cloud-browser crawl status <uuid>`/m,
+    );
   }, 60_000);
 
   it('shows a progress bar on a terminal', async () => {

@@ -3,6 +3,7 @@
  * filters, formats, search index, refresh runs and webhook events of the spec.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { z } from 'zod';
 import type { ContentFormat, crawlConfigSchema } from '../../crawler/schema.js';
 import type { CrawlerEvent } from '../../webhooks/constants.js';
@@ -113,6 +114,8 @@ export class EmulatedCrawl {
     private readonly host: CrawlHost,
   ) {
     this.searchState = config.search ? 'BUILDING' : 'NONE';
+    // One abort listener per request in flight: up to max_concurrency at once.
+    setMaxListeners(0, this.controller.signal);
   }
 
   get isComplete(): boolean {
@@ -263,6 +266,13 @@ export class EmulatedCrawl {
     }
     const seen = new Set<string>();
     const queue: { url: string; depth: number }[] = [];
+    // Idle workers wait here until a URL is queued or the crawl runs dry.
+    let waiters: (() => void)[] = [];
+    const wake = (all = false) => {
+      const woken = all ? waiters : waiters.splice(0, 1);
+      if (all) waiters = [];
+      for (const w of woken) w();
+    };
     const enqueue = (raw: string, depth: number, from?: string) => {
       let url: URL;
       try {
@@ -294,6 +304,7 @@ export class EmulatedCrawl {
         return skip('offline_emulator');
       }
       queue.push({ url: href, depth });
+      wake();
     };
     for (const s of seeds) enqueue(s, 0);
     if (discovery && c.use_sitemaps) {
@@ -317,27 +328,38 @@ export class EmulatedCrawl {
     const formats: ContentFormat[] = [...(c.content_formats ?? [])];
     const worker = async () => {
       for (;;) {
-        if (this.cancelled) return;
+        if (this.cancelled) {
+          wake(true);
+          return;
+        }
         if (!stop && c.page_limit !== undefined && visited + active >= c.page_limit) stop = 'page_limit';
         if (!stop && c.max_api_credit !== undefined && this.credits >= c.max_api_credit) stop = 'max_api_credit';
         if (!stop && this.host.now() > deadline) stop = 'max_duration';
-        if (stop) return;
+        if (stop) {
+          wake(true);
+          return;
+        }
         const next = queue.shift();
         this.pending = queue.length + active;
         if (!next) {
-          if (active === 0) return;
-          await new Promise((r) => setTimeout(r, 5));
+          if (active === 0) {
+            wake(true);
+            return;
+          }
+          await new Promise<void>((r) => waiters.push(r));
           continue;
         }
         active++;
         this.credits++;
         const started = Date.now();
+        // One controller a request, tied to the crawl's: AbortSignal.any would leave a listener
+        // on the crawl's signal for every page until it is collected.
+        const request = new AbortController();
+        const abort = () => request.abort();
+        const timer = setTimeout(abort, 30_000);
+        this.controller.signal.addEventListener('abort', abort, { once: true });
         try {
-          const res = await fetch(next.url, {
-            headers,
-            redirect: 'follow',
-            signal: AbortSignal.any([this.controller.signal, AbortSignal.timeout(30_000)]),
-          });
+          const res = await fetch(next.url, { headers, redirect: 'follow', signal: request.signal });
           const contentType = res.headers.get('content-type') ?? '';
           const body = await res.text();
           const record: PageRecord = {
@@ -382,6 +404,7 @@ export class EmulatedCrawl {
         } catch (error) {
           if (this.cancelled) {
             active--;
+            wake(true);
             return;
           }
           this.pages.set(next.url, {
@@ -391,8 +414,12 @@ export class EmulatedCrawl {
             depth: next.depth,
           });
           this.host.emit(this, 'crawler_url_failed', { url: next.url, reason: 'network' });
+        } finally {
+          clearTimeout(timer);
+          this.controller.signal.removeEventListener('abort', abort);
         }
         active--;
+        if (active === 0 && queue.length === 0) wake(true);
         if (c.delay) await new Promise((r) => setTimeout(r, c.delay));
       }
     };

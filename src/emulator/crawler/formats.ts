@@ -5,7 +5,7 @@ import TurndownService from 'turndown';
 import type { ContentFormat } from '../../crawler/schema.js';
 
 const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
-turndown.remove(['script', 'style', 'noscript']);
+turndown.remove(['script', 'style', 'noscript', 'title', 'head']);
 
 /** What a crawled page gives: its links, title and a parsed root for extraction. */
 export interface ParsedPage {
