@@ -8,10 +8,11 @@ import {
   TimeoutError,
 } from '../errors.js';
 import { redact } from '../internal/redact.js';
+import { sleep } from '../internal/sleep.js';
 import { projectSalt } from '../session/salt.js';
 import { type BrowserUrlOptions, buildBrowserUrl } from '../session/url.js';
 import { type VncCredentials, vncCredentials } from '../session/vnc.js';
-import { type CloudSocket, openCloudSocket, RESERVED_CDP_ID, sleep } from './socket.js';
+import { type CloudSocket, openCloudSocket, RESERVED_CDP_ID } from './socket.js';
 
 /** How to connect, besides the session options. */
 export interface ConnectOptions {

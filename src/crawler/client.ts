@@ -5,6 +5,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ConfigError, ConnectionError, CrawlerError, parseRetryAfter, ServiceError, TimeoutError } from '../errors.js';
 import { redact, registerSecret } from '../internal/redact.js';
+import { sleep } from '../internal/sleep.js';
 import { ENV, env } from '../session/url.js';
 import { encodeCrawlRequest } from './multipart.js';
 import type { CrawlConfig } from './schema.js';
@@ -83,22 +84,7 @@ export interface CallOptions {
 
 type RetryPolicy = 'always' | 'when-service-says';
 
-const realClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-    }),
-};
+const realClock: Clock = { now: () => Date.now(), sleep };
 
 const RETRY_STATUSES = new Set([408, 429]);
 

@@ -11,6 +11,7 @@ import {
   type SessionClosedError,
 } from '../../src/index.js';
 import { drivers, eventually, netHandles, processAlive } from '../support/drivers.js';
+import { rejection } from '../support/rejection.js';
 import { type Site, startSite } from '../support/site.js';
 
 const API_KEY = 'scp-test-0000000000000000000000000000000000';
@@ -29,15 +30,6 @@ afterAll(async () => {
   await emulator.close();
   await site.close();
 });
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe.each(drivers)('$name', (driver) => {
   const base = () => ({ browser_url: emulator.browserUrl, api_key: API_KEY });

@@ -8,6 +8,7 @@ import {
   type SessionClosedError,
 } from '../../src/index.js';
 import { eventually, puppeteerDriver } from '../support/drivers.js';
+import { rejection } from '../support/rejection.js';
 import { closedPort, type FakeServer, startWsServer } from '../support/servers.js';
 
 const API_KEY = 'scp-test-0000000000000000000000000000000000';
@@ -21,15 +22,6 @@ async function server(options: Parameters<typeof startWsServer>[0]) {
   const s = await startWsServer(options);
   servers.push(s);
   return s;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('the session socket', () => {

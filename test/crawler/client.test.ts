@@ -10,6 +10,7 @@ import {
   type ServiceError,
 } from '../../src/index.js';
 import { type CrawlerServer, json, type Reply, startCrawlerServer } from '../support/crawler-server.js';
+import { rejection } from '../support/rejection.js';
 
 const KEY = 'crawl-key-5f9e2a7c';
 let server: CrawlerServer;
@@ -34,15 +35,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.close();
 });
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
-}
 
 const status = (extra: Record<string, unknown>) => ({
   uuid: 'c-1',
