@@ -92,6 +92,9 @@ Object.defineProperty(ConfigError.prototype, 'name', { value: 'ConfigError', wri
 /**
  * An operation that did not finish within its time limit. `uuid` names the crawl when
  * the operation was a wait; the crawl itself is left running.
+ *
+ * @example
+ * throw new TimeoutError('the crawl did not complete within 60000 ms', { uuid })
  */
 export class TimeoutError extends CloudBrowserError {
   readonly uuid: string | undefined;
@@ -102,7 +105,12 @@ export class TimeoutError extends CloudBrowserError {
 }
 Object.defineProperty(TimeoutError.prototype, 'name', { value: 'TimeoutError', writable: true });
 
-/** The service could not be reached (DNS, refused, reset) or the caller aborted. */
+/**
+ * The service could not be reached (DNS, refused, reset) or the caller aborted.
+ *
+ * @example
+ * catch (e) { if (isConnectionError(e)) console.error('is the service up?') }
+ */
 export class ConnectionError extends CloudBrowserError {}
 Object.defineProperty(ConnectionError.prototype, 'name', { value: 'ConnectionError', writable: true });
 
@@ -174,7 +182,12 @@ function int(v: unknown): number | undefined {
   return undefined;
 }
 
-/** Seconds from a `Retry-After` header (delta seconds or an HTTP date). */
+/**
+ * Seconds from a `Retry-After` header (delta seconds or an HTTP date).
+ *
+ * @example
+ * parseRetryAfter('120') // 120
+ */
 export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
   if (!value) return undefined;
   const trimmed = value.trim();
@@ -294,26 +307,69 @@ export class ServiceError extends CloudBrowserError implements ServiceErrorField
 }
 Object.defineProperty(ServiceError.prototype, 'name', { value: 'ServiceError', writable: true });
 
-/** HTTP 400: the request was malformed or its options invalid. */
+/**
+ * HTTP 400: the request was malformed or its options invalid.
+ *
+ * @example
+ * catch (e) { if (e instanceof BadRequestError) console.error(e.code) }
+ */
 export class BadRequestError extends ServiceError {}
-/** HTTP 401: the API key is missing or wrong. */
+/**
+ * HTTP 401: the API key is missing or wrong.
+ *
+ * @example
+ * catch (e) { if (isAuthenticationError(e)) console.error('check CLOUD_API_KEY') }
+ */
 export class AuthenticationError extends ServiceError {}
-/** HTTP 403: the key may not do this (plan, project or environment). */
+/**
+ * HTTP 403: the key may not do this (plan, project or environment).
+ *
+ * @example
+ * catch (e) { if (e instanceof PermissionDeniedError) console.error(e.message) }
+ */
 export class PermissionDeniedError extends ServiceError {}
-/** HTTP 404: no such crawl, run or resource. */
+/**
+ * HTTP 404: no such crawl, run or resource.
+ *
+ * @example
+ * catch (e) { if (e instanceof NotFoundError) console.error('no such crawl') }
+ */
 export class NotFoundError extends ServiceError {}
-/** HTTP 409: the resource is in a state that forbids this now. */
+/**
+ * HTTP 409: the resource is in a state that forbids this now.
+ *
+ * @example
+ * catch (e) { if (e instanceof ConflictError) console.error(e.code) }
+ */
 export class ConflictError extends ServiceError {}
-/** HTTP 422: well-formed but unprocessable. */
+/**
+ * HTTP 422: well-formed but unprocessable.
+ *
+ * @example
+ * catch (e) { if (e instanceof UnprocessableEntityError) console.error(e.message) }
+ */
 export class UnprocessableEntityError extends ServiceError {}
-/** HTTP 429: throttled; see `retry_delay`. */
+/**
+ * HTTP 429: throttled; see `retry_delay`.
+ *
+ * @example
+ * catch (e) { if (isRateLimitError(e)) await sleep((e.retry_delay ?? 1) * 1000) }
+ */
 export class RateLimitError extends ServiceError {}
-/** HTTP 5xx: the service failed. */
+/**
+ * HTTP 5xx: the service failed.
+ *
+ * @example
+ * catch (e) { if (e instanceof ServerError && e.is_retryable) retry() }
+ */
 export class ServerError extends ServiceError {}
 
 /**
  * A crawler error (spec part 7): an `ERR::CRAWLER::*` code, or a crawl job that ended
  * failed or cancelled, in which case `uuid` names it.
+ *
+ * @example
+ * catch (e) { if (isCrawlerError(e) && e.code === 'ERR::CRAWLER::SEARCH_NOT_READY') await crawler.wait(uuid) }
  */
 export class CrawlerError extends ServiceError {
   readonly uuid: string | undefined;
@@ -337,47 +393,102 @@ for (const [Class, name] of [
   Object.defineProperty(Class.prototype, 'name', { value: name, writable: true });
 }
 
-/** Whether `e` is any error of this library (works across ESM and CJS copies). */
+/**
+ * Whether `e` is any error of this library (works across ESM and CJS copies).
+ *
+ * @example
+ * catch (e) { if (isCloudBrowserError(e)) console.error(e.message) }
+ */
 export function isCloudBrowserError(e: unknown): e is CloudBrowserError {
   return hasKind(e, 'CloudBrowserError');
 }
-/** Whether `e` is a {@link ConfigError}. */
+/**
+ * Whether `e` is a {@link ConfigError}.
+ *
+ * @example
+ * catch (e) { if (isConfigError(e)) console.error(e.message) }
+ */
 export function isConfigError(e: unknown): e is ConfigError {
   return hasKind(e, 'ConfigError');
 }
-/** Whether `e` is a {@link ServiceError} (or one of its subclasses). */
+/**
+ * Whether `e` is a {@link ServiceError} (or one of its subclasses).
+ *
+ * @example
+ * catch (e) { if (isServiceError(e)) console.error(e.message) }
+ */
 export function isServiceError(e: unknown): e is ServiceError {
   return hasKind(e, 'ServiceError');
 }
-/** Whether `e` is a {@link CrawlerError}. */
+/**
+ * Whether `e` is a {@link CrawlerError}.
+ *
+ * @example
+ * catch (e) { if (isCrawlerError(e)) console.error(e.message) }
+ */
 export function isCrawlerError(e: unknown): e is CrawlerError {
   return hasKind(e, 'CrawlerError');
 }
-/** Whether `e` is a {@link BadRequestError}. */
+/**
+ * Whether `e` is a {@link BadRequestError}.
+ *
+ * @example
+ * catch (e) { if (isBadRequestError(e)) console.error(e.message) }
+ */
 export function isBadRequestError(e: unknown): e is BadRequestError {
   return hasKind(e, 'BadRequestError');
 }
-/** Whether `e` is a {@link RateLimitError}. */
+/**
+ * Whether `e` is a {@link RateLimitError}.
+ *
+ * @example
+ * catch (e) { if (isRateLimitError(e)) console.error(e.message) }
+ */
 export function isRateLimitError(e: unknown): e is RateLimitError {
   return hasKind(e, 'RateLimitError');
 }
-/** Whether `e` is an {@link AuthenticationError}. */
+/**
+ * Whether `e` is an {@link AuthenticationError}.
+ *
+ * @example
+ * catch (e) { if (isAuthenticationError(e)) console.error(e.message) }
+ */
 export function isAuthenticationError(e: unknown): e is AuthenticationError {
   return hasKind(e, 'AuthenticationError');
 }
-/** Whether `e` is a {@link TimeoutError}. */
+/**
+ * Whether `e` is a {@link TimeoutError}.
+ *
+ * @example
+ * catch (e) { if (isTimeoutError(e)) console.error(e.message) }
+ */
 export function isTimeoutError(e: unknown): e is TimeoutError {
   return hasKind(e, 'TimeoutError');
 }
-/** Whether `e` is a {@link SessionClosedError}. */
+/**
+ * Whether `e` is a {@link SessionClosedError}.
+ *
+ * @example
+ * catch (e) { if (isSessionClosedError(e)) console.error(e.message) }
+ */
 export function isSessionClosedError(e: unknown): e is SessionClosedError {
   return hasKind(e, 'SessionClosedError');
 }
-/** Whether `e` is a {@link WebhookError}. */
+/**
+ * Whether `e` is a {@link WebhookError}.
+ *
+ * @example
+ * catch (e) { if (isWebhookError(e)) console.error(e.message) }
+ */
 export function isWebhookError(e: unknown): e is WebhookError {
   return hasKind(e, 'WebhookError');
 }
-/** Whether `e` is a {@link ConnectionError}. */
+/**
+ * Whether `e` is a {@link ConnectionError}.
+ *
+ * @example
+ * catch (e) { if (isConnectionError(e)) console.error(e.message) }
+ */
 export function isConnectionError(e: unknown): e is ConnectionError {
   return hasKind(e, 'ConnectionError');
 }

@@ -136,6 +136,7 @@ export class CrawlerClient {
   async start(config: CrawlConfig, options: CallOptions = {}): Promise<{ uuid: string; [field: string]: unknown }> {
     const encoded = encodeCrawlRequest(config);
     const key = typeof config.key === 'string' ? config.key : undefined;
+    registerSecret(key);
     const res = await this.#request('POST', '/crawl', {
       ...options,
       retry: 'when-service-says',
@@ -409,7 +410,12 @@ export class CrawlerClient {
   }
 }
 
-/** A prompt answer: iterate its tokens, or await `text()` for the whole answer. */
+/**
+ * A prompt answer: iterate its tokens, or await `text()` for the whole answer.
+ *
+ * @example
+ * for await (const token of crawler.prompt({ crawls: [uuid], prompt: 'What does it cost?' })) process.stdout.write(token)
+ */
 export class PromptStream implements AsyncIterable<string> {
   #used = false;
   constructor(

@@ -24,6 +24,9 @@ Object.defineProperty(BrowserLaunchError.prototype, 'name', { value: 'BrowserLau
 /**
  * The browser to run: `explicit`, then `CHROME_PATH`, then the system's Chromium or Chrome,
  * then the `@sparticuz/chromium` package (which ships a Chromium inside its npm tarball).
+ *
+ * @example
+ * const executablePath = await findChromium() // e.g. for Playwright's chromium.launch({ executablePath })
  */
 export async function findChromium(explicit?: string): Promise<string> {
   const chosen = explicit ?? process.env.CHROME_PATH;

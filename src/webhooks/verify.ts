@@ -297,7 +297,12 @@ export interface PreparedVerifyOptions {
   now: () => number;
 }
 
-/** Check the options of a receiver once (secrets present, remembered for redaction). */
+/**
+ * Check the options of a receiver once (secrets present, remembered for redaction).
+ *
+ * @example
+ * const prepared = prepareVerify({ secrets }); // then verifyPrepared(prepared, headers, body) per delivery
+ */
 export function prepareVerify(options: Omit<VerifyOptions, 'headers' | 'body'>): PreparedVerifyOptions {
   return {
     secrets: secretList(options.secrets),
@@ -319,7 +324,12 @@ export async function verifyDelivery(options: VerifyOptions): Promise<VerifiedDe
   return verifyPrepared(prepareVerify(options), options.headers, options.body);
 }
 
-/** {@link verifyDelivery} with options already checked by {@link prepareVerify}. */
+/**
+ * {@link verifyDelivery} with options already checked by {@link prepareVerify}.
+ *
+ * @example
+ * const delivery = await verifyPrepared(prepared, req.headers, req)
+ */
 export async function verifyPrepared(
   options: PreparedVerifyOptions,
   headers: HeadersInput,
