@@ -33,7 +33,7 @@ export function encodeCrawlRequest(input: CrawlConfig): EncodedCrawlRequest {
   const tail = encoder.encode(`${urls ? '\r\n' : ''}--${boundary}--\r\n`);
   const scan = urls ? scanUrlList(urls) : undefined;
   const urlBytes = scan?.bytes ?? 0;
-  const batches = scan?.batches ?? [];
+  const chunks = scan?.chunks ?? [];
   return {
     contentType: `multipart/form-data; boundary=${boundary}`,
     contentLength: head.length + urlBytes + tail.length,
@@ -47,8 +47,8 @@ export function encodeCrawlRequest(input: CrawlConfig): EncodedCrawlRequest {
             controller.enqueue(head);
             return;
           }
-          if (stage === 1 && index < batches.length) {
-            controller.enqueue(Buffer.from(`${batches[index++]}\n`));
+          if (stage === 1 && index < chunks.length) {
+            controller.enqueue(chunks[index++] as Uint8Array);
             return;
           }
           controller.enqueue(tail);

@@ -46,18 +46,16 @@ const URL_LINE = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
 /** URLs checked, joined and measured per batch. */
 export const URL_BATCH = 16384;
 
-/** A scanned URL list: its problems, the byte length of its `urls` part, and that part's text by batch. */
+/** A scanned URL list: its problems, the byte length of its `urls` part, and that part's bytes by batch. */
 export interface ScannedUrlList {
   problems: string[];
   bytes: number;
-  /** The URLs of each batch joined with LF (no final LF). */
-  batches: string[];
+  /** Each batch's URLs, one a line, UTF-8: the `urls` part as it is sent. */
+  chunks: Uint8Array[];
 }
 
 const scanned = new WeakMap<readonly unknown[], ScannedUrlList>();
 const encoder = new TextEncoder();
-const utf8Length = (text: string): number =>
-  typeof Buffer === 'undefined' ? encoder.encode(text).length : Buffer.byteLength(text);
 
 function count(text: string, needle: string): number {
   let n = 0;
@@ -73,14 +71,14 @@ function prefixed(batch: string, expected: number): number {
 
 /**
  * Check a URL list and measure the `urls` part it makes, a batch at a time, with native
- * substring searches rather than a regex per entry: each batch is joined once, and the
- * joined text is kept to be sent. Entries are named only when a batch is known to be wrong.
+ * substring searches rather than a regex per entry: each batch is joined once, and its
+ * encoded bytes are kept to be sent. Entries are named only when a batch is known to be wrong.
  * Cached per list.
  */
 export function scanUrlList(list: readonly unknown[]): ScannedUrlList {
   const cached = scanned.get(list);
   if (cached) return cached;
-  const result: ScannedUrlList = { problems: [], bytes: 0, batches: [] };
+  const result: ScannedUrlList = { problems: [], bytes: 0, chunks: [] };
   for (let start = 0; start < list.length && result.problems.length === 0; start += URL_BATCH) {
     const end = Math.min(list.length, start + URL_BATCH);
     let strings = true;
@@ -106,10 +104,12 @@ export function scanUrlList(list: readonly unknown[]): ScannedUrlList {
         if (typeof u !== 'string' || !URL_LINE.test(u)) result.problems.push(`entry ${i} (${show(u)})`);
       }
     }
-    result.batches.push(batch);
-    result.bytes += utf8Length(batch) + 1;
+    // Kept encoded, off the JavaScript heap, rather than as text: less for the collector to walk.
+    const chunk = encoder.encode(`${batch}\n`);
+    result.chunks.push(chunk);
+    result.bytes += chunk.length;
   }
-  if (result.problems.length > 0) result.batches = [];
+  if (result.problems.length > 0) result.chunks = [];
   scanned.set(list, result);
   return result;
 }
