@@ -42,6 +42,15 @@ export interface CloudBrowserSession<B> {
   close(): Promise<void>;
   /** Leave the remote browser running (a named session with `auto_close: false` can be joined again). */
   disconnect(): Promise<void>;
+  /**
+   * Run a library call so that, if the session ends first, it fails at once with the
+   * {@link SessionClosedError} (close code, reason, service error as cause) rather than the
+   * library's own "target closed", or a hang.
+   *
+   * @example
+   * await session.guard(page.goto(url))
+   */
+  guard<T>(work: Promise<T>): Promise<T>;
 }
 
 /** The socket, opened and checked, before a library attaches. */
@@ -180,8 +189,33 @@ export function makeSession<B>(
     })();
     return ending;
   };
+  const guard = <T>(work: Promise<T>): Promise<T> => {
+    if (socket.error) {
+      work.catch(() => {});
+      return Promise.reject(socket.error);
+    }
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      void socket.closed.then((closed) => {
+        if (!settled) reject(closed);
+        settled = true;
+      });
+      work.then(
+        (value) => {
+          if (!settled) resolve(value);
+          settled = true;
+        },
+        (error: unknown) => {
+          // A failure that the session's end caused is reported as that end.
+          if (!settled) reject(socket.error ?? error);
+          settled = true;
+        },
+      );
+    });
+  };
   return {
     browser,
+    guard,
     runId: socket.runId,
     salt: opened.salt,
     vnc: opened.vnc,

@@ -147,12 +147,19 @@ describe.each(drivers)('$name', (driver) => {
     await page.goto(site.url);
     const pending = page.evaluate(() => new Promise<number>(() => {}));
     pending.catch(() => {});
+    const guarded = session.guard(page.evaluate(() => new Promise<number>(() => {})));
+    guarded.catch(() => {});
     await emulator.faults.killBrowser(session.runId ?? '');
     const closed: SessionClosedError = await session.closed;
     expect(isSessionClosedError(closed)).toBe(true);
     expect(closed.closeCode).toBe(1011);
     expect(closed.reason).toContain('ERR::BROWSER::SESSION_TERMINATED');
     expect((closed.cause as ServiceError).code).toBe('ERR::BROWSER::SESSION_TERMINATED');
+    // Through guard(), the pending call fails with the session's own typed error.
+    const typed = (await rejection(guarded)) as SessionClosedError;
+    expect(isSessionClosedError(typed)).toBe(true);
+    expect(typed.closeCode).toBe(1011);
+    expect(await rejection(session.guard(page.title()))).toBe(closed);
     const failed = await rejection(pending);
     expect(failed).toBeInstanceOf(Error);
     // Playwright reports the relay's close reason with the failure; Puppeteer says "Target closed".
