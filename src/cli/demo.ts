@@ -100,7 +100,7 @@ export async function runDemo(out: (line: string) => void = (l) => process.stdou
       webhook_events: ['crawler_started', 'crawler_search_ready', 'crawler_finished'],
     });
     out(`  crawl ${uuid}`);
-    const progress = new Progress(false, process.stdout);
+    const progress = new Progress(false, process.stdout, '  ');
     const started = Date.now();
     const done = await crawler.wait(uuid, {
       pollInterval: 100,

@@ -62,11 +62,12 @@ export class Progress {
   constructor(
     private readonly tty: boolean,
     private readonly out: NodeJS.WriteStream = process.stderr,
+    private readonly indent = '',
   ) {}
 
   update(done: number, total: number | undefined, failed: number, elapsedSeconds: number): void {
     const of = total ? ` of ${total}` : '';
-    const text = `visited ${done}${of}, failed ${failed}, ${elapsedSeconds.toFixed(0)} s`;
+    const text = `${this.indent}visited ${done}${of}, failed ${failed}, ${elapsedSeconds.toFixed(0)} s`;
     if (!this.tty) {
       if (text !== this.lastLine) this.out.write(`${text}\n`);
       this.lastLine = text;
