@@ -1,10 +1,11 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../src/emulator/index.js';
 import { signDelivery } from '../src/webhooks/index.js';
 import { type CrawlSite, startCrawlSite } from './support/crawl-site.js';
+import { startUntil } from './support/process.js';
 
 // Each example runs as a user would run it (tsx, the package by its name), against the emulator.
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -65,24 +66,12 @@ describe('examples run against the emulator', () => {
   it.each(['webhook-express.ts', 'webhook-hono.ts'])(
     '%s verifies and prints deliveries, and refuses unsigned ones',
     async (file) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', `examples/${file}`, '0'], {
+      const receiver = await startUntil(['--import', 'tsx', `examples/${file}`, '0'], /listening on \S+/, {
         cwd: root,
         env: { ...env, SIGNING_SECRET: 'whsec-example-1' },
+        timeout: 30_000,
       });
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-      });
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(out)), 30_000);
-        child.stdout.on('data', () => {
-          const m = /listening on (\S+)/.exec(out);
-          if (m?.[1]) {
-            clearTimeout(timer);
-            resolve(m[1]);
-          }
-        });
-      });
+      const url = /listening on (\S+)/.exec(receiver.output())?.[1] ?? '';
       const signed = signDelivery({
         body: { event: 'crawler_finished', crawler_uuid: 'c' },
         secret: 'whsec-example-1',
@@ -105,9 +94,8 @@ describe('examples run against the emulator', () => {
           })
         ).status,
       ).toBe(401);
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGINT');
-      await exited;
+      await receiver.stop();
+      const out = receiver.output();
       expect(out).toContain('delivery crawl crawler_finished');
       expect(out.match(/delivery/g)).toHaveLength(1);
     },

@@ -33,6 +33,19 @@ describe('every subpath of the package loads both ways', () => {
     expect(esm).toEqual(cjs);
   });
 
+  it('guards recognise an error made by the other module copy, where instanceof cannot', () => {
+    const script = `import(${JSON.stringify(pkg.name)}).then((esm) => {
+      const cjs = require(${JSON.stringify(pkg.name)});
+      const e = cjs.ServiceError.generate({ code: 'X', message: 'm' }, { status: 429 });
+      console.log(JSON.stringify([esm.isRateLimitError(e), esm.isServiceError(e), esm.isConfigError(e), e instanceof esm.RateLimitError]));
+    })`;
+    const out = execFileSync(process.execPath, ['-e', script], {
+      cwd: new URL('..', import.meta.url),
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(out)).toEqual([true, true, false, false]);
+  });
+
   it('the root entry does not load Playwright or Puppeteer', () => {
     const script = `require(${JSON.stringify(pkg.name)}); const loaded = Object.keys(require.cache).filter((k) => /playwright|puppeteer/.test(k)); console.log(JSON.stringify(loaded))`;
     const out = execFileSync(process.execPath, ['-e', script], {

@@ -56,7 +56,6 @@ export interface CloudBrowserSession<B> {
 /** The socket, opened and checked, before a library attaches. */
 export interface OpenedSession {
   socket: CloudSocket;
-  url: URL;
   salt: string;
   vnc: VncCredentials | undefined;
 }
@@ -81,7 +80,7 @@ export async function openSession(url: URL, connect: ConnectOptions): Promise<Op
     query.get('enable_vnc') === 'true' && vncPassword && socket.runId
       ? vncCredentials({ browserUrl: url, runId: socket.runId, salt, vncPassword })
       : undefined;
-  return { socket, url, salt, vnc };
+  return { socket, salt, vnc };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { toConfigIssues } from '../internal/issues.js';
+import { show, toConfigIssues } from '../internal/issues.js';
 import { CRAWLER_EVENTS } from '../webhooks/constants.js';
 
 /** Content formats of spec 2.1. */
@@ -15,8 +15,6 @@ export type ContentFormat = (typeof CONTENT_FORMATS)[number];
 /** Smallest and largest `refresh_interval`, seconds (spec part 8). */
 export const REFRESH_INTERVAL_RANGE = [3600, 7_776_000] as const;
 
-const show = (v: unknown) =>
-  typeof v === 'string' ? JSON.stringify(v.slice(0, 60)) : Array.isArray(v) ? 'a list' : String(v);
 const bool = (name: string) =>
   z.boolean({ error: (i) => `\`${name}\` must be true or false (got ${show(i.input)})` }).optional();
 const text = (name: string) =>

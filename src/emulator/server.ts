@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
+import { RETRYABLE_BROWSER_CODES } from '../connect/socket.js';
 import { isConfigError } from '../errors.js';
-import { redact } from '../internal/redact.js';
 import { projectSalt } from '../session/salt.js';
 import { type ParsedBrowserUrl, parseBrowserUrl } from '../session/url.js';
 import { findChromium } from './chromium.js';
 import { CrawlerApi, type DeliveryRecord, type EmulatorWebhook } from './crawler/api.js';
+import { errorBody, refuseUpgrade, sendJson } from './http.js';
 import { EmulatedSession, type EmulatorSessionInfo } from './session.js';
 
 /** Options of {@link startEmulator}. */
@@ -72,31 +73,6 @@ export interface Emulator {
   };
   /** End every session and stop serving. */
   close(): Promise<void>;
-}
-
-const RETRYABLE = new Set([
-  'ALLOCATION_FAILED',
-  'CDP_CONNECTION_FAILED',
-  'WEBSOCKET_UPGRADE_FAILED',
-  'TOO_MANY_CONCURRENT_REQUEST',
-  'PROXY_UNAVAILABLE',
-]);
-
-function errorBody(status: number, code: string, message: string, retryable = false, resource?: string) {
-  return { message, code, http_status_code: status, is_retryable: retryable, ...(resource ? { resource } : {}) };
-}
-
-function refuseHttp(socket: Socket, status: number, body: object): void {
-  const text = JSON.stringify(body);
-  socket.end(
-    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 400 ? 'Bad Request' : 'Service Unavailable'}\r\n` +
-      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-  );
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
 /**
@@ -173,21 +149,32 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     void (async () => {
       const url = new URL(req.url ?? '/', `ws://${req.headers.host ?? host}`);
       if (url.pathname !== '/') {
-        refuseHttp(socket, 404, errorBody(404, 'ERR::BROWSER::NOT_FOUND', `no browser endpoint at ${url.pathname}`));
+        refuseUpgrade(socket, 404, errorBody(404, 'ERR::BROWSER::NOT_FOUND', `no browser endpoint at ${url.pathname}`));
         return;
       }
       const fault = faults.shift();
       if (fault) {
         const code = `ERR::BROWSER::${fault.code}`;
         const message = fault.message ?? `emulated refusal ${fault.code}`;
-        const retryable = fault.retryable ?? RETRYABLE.has(fault.code);
+        const retryable = fault.retryable ?? (RETRYABLE_BROWSER_CODES as readonly string[]).includes(fault.code);
         if ((fault.mode ?? 'http') === 'http') {
           const status = fault.status ?? 503;
-          refuseHttp(socket, status, errorBody(status, code, message, retryable, 'SESSION'));
+          refuseUpgrade(
+            socket,
+            status,
+            errorBody(status, code, message, { is_retryable: retryable, resource: 'SESSION' }),
+          );
         } else {
           upgrade(req, socket, head, [], (ws) => {
             const closeCode = fault.closeCode ?? 1013;
-            ws.send(JSON.stringify(errorBody(closeCode === 1008 ? 400 : 503, code, message, retryable, 'SESSION')));
+            ws.send(
+              JSON.stringify(
+                errorBody(closeCode === 1008 ? 400 : 503, code, message, {
+                  is_retryable: retryable,
+                  resource: 'SESSION',
+                }),
+              ),
+            );
             ws.close(closeCode, `${code}: ${message}`.slice(0, 120));
           });
         }
@@ -198,11 +185,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         options = parseBrowserUrl(url);
       } catch (error) {
         const message = isConfigError(error) ? error.issues.map((i) => i.message).join('; ') : 'invalid query';
-        refuseHttp(socket, 400, errorBody(400, 'ERR::BROWSER::INVALID_OPTIONS', redact(message)));
+        refuseUpgrade(socket, 400, errorBody(400, 'ERR::BROWSER::INVALID_OPTIONS', message));
         return;
       }
       if (!options.api_key || !apiKeys.has(options.api_key)) {
-        refuseHttp(
+        refuseUpgrade(
           socket,
           401,
           errorBody(
@@ -219,16 +206,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
           session = await EmulatedSession.start(executable, options, forget);
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
-          refuseHttp(
+          refuseUpgrade(
             socket,
             503,
-            errorBody(
-              503,
-              'ERR::BROWSER::ALLOCATION_FAILED',
-              `could not start a browser: ${redact(message)}`,
-              true,
-              'SESSION',
-            ),
+            errorBody(503, 'ERR::BROWSER::ALLOCATION_FAILED', `could not start a browser: ${message}`, {
+              is_retryable: true,
+              resource: 'SESSION',
+            }),
           );
           return;
         }

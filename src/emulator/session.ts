@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { REDACTED, redactUrl } from '../internal/redact.js';
+import { SECRET_OPTIONS } from '../session/schema.js';
 import type { ParsedBrowserUrl } from '../session/url.js';
 import { CdpClient } from './cdp.js';
 import { type LaunchedChromium, launchChromium } from './chromium.js';
@@ -17,14 +18,13 @@ export interface EmulatorSessionInfo {
   pid: number;
 }
 
-const SECRET_FIELDS = new Set(['api_key', 'vault_key', 'vnc_password', 'rtc_password']);
-
 /** A copy of the options safe to show: secrets `***`, the proxy password redacted. */
 export function redactOptions(options: ParsedBrowserUrl): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(options)) {
-    if (SECRET_FIELDS.has(k)) out[k] = REDACTED;
-    else if (k === 'byop_proxy' && typeof v === 'string') out[k] = redactUrl(v);
+    // The proxy's address is useful to see; only its password is hidden.
+    if (k === 'byop_proxy' && typeof v === 'string') out[k] = redactUrl(v);
+    else if ((SECRET_OPTIONS as readonly string[]).includes(k)) out[k] = REDACTED;
     else out[k] = v;
   }
   return out;

@@ -57,3 +57,12 @@ export function toConfigIssues(issues: readonly z.core.$ZodIssue[], known: reado
   }
   return out;
 }
+
+/** A short, safe picture of a value given for an option: for messages. */
+export function show(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v);
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'an object';
+  return String(v);
+}

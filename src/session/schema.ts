@@ -3,6 +3,7 @@
  * the single source of truth for the client's builder and the emulator's parser.
  */
 import { z } from 'zod';
+import { show } from '../internal/issues.js';
 import { redactUrl } from '../internal/redact.js';
 
 /** Proxy pools of spec 2.4. */
@@ -18,14 +19,6 @@ export const MAX_LANGUAGES = 3;
 
 /** Options whose values are credentials: never echoed in a message. */
 export const SECRET_OPTIONS = ['api_key', 'vault_key', 'vnc_password', 'rtc_password', 'byop_proxy'] as const;
-
-const show = (v: unknown): string => {
-  if (typeof v === 'string') return JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v);
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'object') return 'an object';
-  return String(v);
-};
 
 const bool = (name: string) =>
   z.boolean({ error: (iss) => `\`${name}\` must be true or false (got ${show(iss.input)})` }).nullish();

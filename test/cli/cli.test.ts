@@ -1,4 +1,4 @@
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signDelivery } from '../../src/webhooks/index.js';
 import { type CrawlSite, startCrawlSite } from '../support/crawl-site.js';
+import { startUntil } from '../support/process.js';
 
 // The built command (npm test builds first), run as a child process as a person would.
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -41,35 +42,8 @@ async function cli(args: string[], env: NodeJS.ProcessEnv = baseEnv()): Promise<
 }
 
 /** Start a long-running command and wait for a line matching `ready`. */
-async function start(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = baseEnv()) {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [bin, ...args], { env });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready: ${stdout} ${stderr}`)), 60_000);
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-      if (ready.test(stdout)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', () => reject(new Error(`exited early: ${stdout} ${stderr}`)));
-  });
-  return {
-    child,
-    output: () => stdout,
-    errors: () => stderr,
-    stop: async () => {
-      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-      child.kill('SIGINT');
-      return exited;
-    },
-  };
-}
+const start = (args: string[], ready: RegExp, env: NodeJS.ProcessEnv = baseEnv()) =>
+  startUntil([bin, ...args], ready, { env });
 
 describe('cloud-browser url', () => {
   it('prints the validated URL with its secrets redacted', async () => {

@@ -11,7 +11,7 @@ let emulator: Emulator;
 let site: CrawlSite;
 let receiver: WebhookServer;
 let client: CrawlerClient;
-const received: { event: string; crawl: string }[] = [];
+const received: { event: string; crawl: string; body: string }[] = [];
 
 beforeAll(async () => {
   site = await startCrawlSite();
@@ -20,7 +20,7 @@ beforeAll(async () => {
     secrets: SECRET,
     onDelivery: (d: Delivery) => {
       const e = parseCrawlEvent(d.body);
-      received.push({ event: e.event, crawl: String(e.crawler_uuid) });
+      received.push({ event: e.event, crawl: String(e.crawler_uuid), body: d.body.toString('utf8') });
     },
   });
   emulator = await startEmulator({ webhooks: { hooks: { url: receiver.url, secret: SECRET } } });
@@ -252,10 +252,17 @@ describe('the configuration shapes the crawl', () => {
   it('sends the configured headers and user agent', async () => {
     const { uuid } = await client.start({
       url: `${site.origin}/echo-headers`,
-      headers: { 'x-crawl-test': 'yes' },
+      headers: { 'x-crawl-test': 'yes', authorization: 'Bearer site-token-93c1' },
       user_agent: 'CrawlTestBot/1.0',
+      webhook_name: 'hooks',
+      webhook_events: ['crawler_started'],
     });
     await client.wait(uuid, { pollInterval: 30 });
+    // The started event names the headers but never echoes their values.
+    await emulator.crawler.settled();
+    const started = received.find((r) => r.crawl === uuid && r.event === 'crawler_started');
+    expect(JSON.parse(started?.body ?? '{}').config.headers).toEqual(['x-crawl-test', 'authorization']);
+    expect(started?.body).not.toContain('site-token-93c1');
     const [page] = await all(client.contents(uuid, { formats: ['text'] }));
     expect(page?.content.text).toContain('"ua":"CrawlTestBot/1.0"');
     expect(page?.content.text).toContain('"custom":"yes"');

@@ -3,9 +3,8 @@
  * /private/, a blog to exclude, an external link, a slow page, a broken page and a nofollow
  * link. Page texts can be changed to test refresh runs.
  */
-import { once } from 'node:events';
 import { createServer } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenLoopback } from './loopback.js';
 
 export interface CrawlSite {
   origin: string;
@@ -25,7 +24,6 @@ function page(title: string, body: string, links: string[] = []): string {
 export async function startCrawlSite(): Promise<CrawlSite> {
   const texts = new Map<string, string>();
   const hits = new Map<string, number>();
-  const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://site').pathname;
     hits.set(path, (hits.get(path) ?? 0) + 1);
@@ -102,19 +100,6 @@ export async function startCrawlSite(): Promise<CrawlSite> {
     }
     res.writeHead(404).end();
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    texts,
-    hits,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  const loopback = await listenLoopback(server);
+  return { origin: `http://127.0.0.1:${loopback.port}`, texts, hits, close: loopback.close };
 }

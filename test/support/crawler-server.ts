@@ -3,10 +3,9 @@
  * sends as the spec and DECISIONS say (multipart with busboy, the key in the query) and
  * answers what each test queues.
  */
-import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import busboy from 'busboy';
+import { listenLoopback } from './loopback.js';
 
 export interface Received {
   method: string;
@@ -42,7 +41,6 @@ export async function startCrawlerServer(): Promise<CrawlerServer> {
   const received: Received[] = [];
   const queues = new Map<string, Reply[]>();
   const fallbacks = new Map<string, Reply>();
-  const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const entry: Received = {
@@ -95,20 +93,12 @@ export async function startCrawlerServer(): Promise<CrawlerServer> {
       void finish();
     });
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
+  const loopback = await listenLoopback(server);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${loopback.port}`,
     received,
     queue: (route, ...replies) => queues.set(route, [...(queues.get(route) ?? []), ...replies]),
     fallback: (route, reply) => fallbacks.set(route, reply),
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
+    close: loopback.close,
   };
 }

@@ -2,8 +2,9 @@
  * Real proxies for the byop_proxy tests: an HTTP CONNECT proxy with Basic auth and a SOCKS5
  * proxy with user/password auth, both on loopback, both logging what they carried.
  */
-import { once } from 'node:events';
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+
+import { connect, createServer, type Socket } from 'node:net';
+import { listenLoopback } from './loopback.js';
 
 export interface TestProxy {
   url(user: string, password: string): string;
@@ -14,38 +15,26 @@ export interface TestProxy {
   close(): Promise<void>;
 }
 
-async function listen(server: Server, sockets: Set<Socket>): Promise<number> {
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-    s.on('error', () => {});
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return (server.address() as AddressInfo).port;
-}
-
-function closer(server: Server, sockets: Set<Socket>) {
-  return async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise<void>((r) => server.close(() => r()));
-  };
-}
-
-function tunnel(client: Socket, host: string, port: number, sockets: Set<Socket>, onReady: () => void, rest?: Buffer) {
+function tunnel(
+  client: Socket,
+  host: string,
+  port: number,
+  track: (s: Socket) => void,
+  onReady: () => void,
+  rest?: Buffer,
+) {
   const remote = connect({ host, port }, () => {
     onReady();
     if (rest?.length) remote.write(rest);
     client.pipe(remote).pipe(client);
   });
-  sockets.add(remote);
-  remote.on('close', () => sockets.delete(remote));
+  track(remote);
   remote.on('error', () => client.destroy());
   client.on('error', () => remote.destroy());
 }
 
 export async function startHttpProxy(user: string, password: string): Promise<TestProxy> {
-  const sockets = new Set<Socket>();
+  let track: (s: Socket) => void = () => {};
   const proxy: TestProxy = { url: () => '', tunnels: [], refused: 0, close: async () => {} };
   const expected = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
   const server = createServer((client) => {
@@ -73,7 +62,7 @@ export async function startHttpProxy(user: string, password: string): Promise<Te
         client,
         host ?? '',
         Number(port),
-        sockets,
+        track,
         () => {
           proxy.tunnels.push(target ?? '');
           client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -83,14 +72,16 @@ export async function startHttpProxy(user: string, password: string): Promise<Te
     };
     client.on('data', onData);
   });
-  const port = await listen(server, sockets);
+  const loopback = await listenLoopback(server);
+  track = loopback.track;
+  const port = loopback.port;
   proxy.url = (u, p) => `http://${u}:${p}@127.0.0.1:${port}`;
-  proxy.close = closer(server, sockets);
+  proxy.close = loopback.close;
   return proxy;
 }
 
 export async function startSocksProxy(user: string, password: string): Promise<TestProxy> {
-  const sockets = new Set<Socket>();
+  let track: (s: Socket) => void = () => {};
   const proxy: TestProxy = { url: () => '', tunnels: [], refused: 0, close: async () => {} };
   const server = createServer((client) => {
     let buf = Buffer.alloc(0);
@@ -149,7 +140,7 @@ export async function startSocksProxy(user: string, password: string): Promise<T
           client,
           host,
           port,
-          sockets,
+          track,
           () => {
             proxy.tunnels.push(`${host}:${port}`);
             client.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]));
@@ -160,8 +151,10 @@ export async function startSocksProxy(user: string, password: string): Promise<T
     };
     client.on('data', onData);
   });
-  const port = await listen(server, sockets);
+  const loopback = await listenLoopback(server);
+  track = loopback.track;
+  const port = loopback.port;
   proxy.url = (u, p) => `socks5://${u}:${p}@127.0.0.1:${port}`;
-  proxy.close = closer(server, sockets);
+  proxy.close = loopback.close;
   return proxy;
 }

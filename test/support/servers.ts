@@ -1,8 +1,9 @@
 /** Misbehaving WebSocket servers on loopback, for the failures a real emulator does not make. */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { listenLoopback } from './loopback.js';
 
 export interface FakeServer {
   url: string;
@@ -14,15 +15,10 @@ export interface FakeServer {
 export async function startWsServer(
   options: { headers?: string[]; autoPong?: boolean; onClient?: (ws: WebSocket) => void; upgrade?: boolean } = {},
 ): Promise<FakeServer> {
-  const sockets = new Set<Socket>();
   const clients: WebSocket[] = [];
   const wss = new WebSocketServer({ noServer: true, autoPong: options.autoPong ?? true });
   wss.on('headers', (h) => h.push(...(options.headers ?? [])));
   const server: Server = createServer();
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
   server.on('upgrade', (req, socket, head) => {
     if (options.upgrade === false) return; // never answer
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -31,16 +27,14 @@ export async function startWsServer(
       options.onClient?.(ws);
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
+  const loopback = await listenLoopback(server);
   return {
-    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    url: `ws://127.0.0.1:${loopback.port}/`,
     clients,
     close: async () => {
       for (const c of wss.clients) c.terminate();
-      for (const s of sockets) s.destroy();
       wss.close();
-      await new Promise<void>((r) => server.close(() => r()));
+      await loopback.close();
     },
   };
 }

@@ -9,9 +9,9 @@ import {
   REFRESH_INTERVAL_RANGE,
 } from '../../crawler/schema.js';
 import { toConfigIssues } from '../../internal/issues.js';
-import { redact } from '../../internal/redact.js';
 import type { CrawlerEvent } from '../../webhooks/constants.js';
 import { signDelivery } from '../../webhooks/sign.js';
+import { errorBody, sendJson } from '../http.js';
 import { har, warc } from './artifacts.js';
 import { EmulatedCrawl } from './crawl.js';
 import { format } from './formats.js';
@@ -36,10 +36,7 @@ const DEFAULT_EVENTS: CrawlerEvent[] = ['crawler_started', 'crawler_stopped', 'c
 const MAX_SEARCH_CRAWLS = 10;
 const PAGE_SIZE = 100;
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-}
+const send = sendJson;
 
 function error(
   res: ServerResponse,
@@ -48,7 +45,7 @@ function error(
   message: string,
   extra: Record<string, unknown> = {},
 ): void {
-  send(res, status, { message: redact(message), code, http_status_code: status, is_retryable: false, ...extra });
+  sendJson(res, status, errorBody(status, code, message, extra));
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {

@@ -225,7 +225,15 @@ export class EmulatedCrawl {
     this.status = 'RUNNING';
     if (!isRefresh) {
       this.startedAt = this.host.now();
-      this.host.emit(this, 'crawler_started', { config: { ...c, url_list: undefined, key: undefined } });
+      // Header values may be credentials for the crawled site: name them, never echo them.
+      const { url_list: _list, key: _key, headers: sent, ...shown } = c;
+      this.host.emit(this, 'crawler_started', {
+        config: {
+          ...shown,
+          ...(sent ? { headers: Object.keys(sent) } : {}),
+          ...(c.url_list ? { url_count: c.url_list.length } : {}),
+        },
+      });
     }
     const changed: string[] = [];
     let seeds: string[] = [];
