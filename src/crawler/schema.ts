@@ -40,7 +40,7 @@ const strings = (name: string) =>
     .optional();
 
 // An absolute http(s) URL on one line: what the `urls` part can carry.
-const URL_LINE = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
+export const URL_LINE = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
 /** URLs checked, joined and measured per batch. */
 export const URL_BATCH = 16384;
 
@@ -55,55 +55,79 @@ export interface ScannedUrlList {
 const scanned = new WeakMap<readonly unknown[], ScannedUrlList>();
 const encoder = new TextEncoder();
 
-function count(text: string, needle: string): number {
-  let n = 0;
-  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) n++;
-  return n;
-}
-
-/** How many lines after the first start with https:// or http:// (http:// searched only when needed). */
-function prefixed(batch: string, expected: number): number {
-  const secure = count(batch, '\nhttps://');
-  return secure === expected ? secure : secure + count(batch, '\nhttp://');
+/** True when every item from `start` to `end` is a string. */
+function allStrings(list: readonly unknown[], start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (typeof list[i] !== 'string') return false;
+  return true;
 }
 
 /**
- * Check a URL list and measure the `urls` part it makes, a batch at a time, with native
- * substring searches rather than a regex per entry: each batch is joined once, and its
- * encoded bytes are kept to be sent. Entries are named only when a batch is known to be wrong.
- * Cached per list.
+ * True when the entries from `start` to `end`, laid out in `bytes` one after the other with
+ * one byte between them, each start `http://` or `https://` and a host character (not white
+ * space, `/`, `?` nor `#`). Lines are placed by the entries' lengths, not searched for, and
+ * each separator byte becomes the line break as it is passed: no regex, no native call per line.
+ */
+function linesStartRight(list: readonly unknown[], start: number, end: number, bytes: Uint8Array): boolean {
+  let s = 0;
+  for (let i = start; i < end; i++) {
+    // A separator or the final line break is below 33, so a short entry fails here, not past its end.
+    if (bytes[s] !== 104 || bytes[s + 1] !== 116 || bytes[s + 2] !== 116 || bytes[s + 3] !== 112) return false; // http
+    const p = bytes[s + 4] === 115 ? s + 5 : s + 4; // s?
+    if (bytes[p] !== 58 || bytes[p + 1] !== 47 || bytes[p + 2] !== 47) return false; // ://
+    const host = bytes[p + 3] as number;
+    if (!(host > 32) || host === 47 || host === 63 || host === 35) return false;
+    s += (list[i] as string).length;
+    bytes[s++] = 10;
+  }
+  return true;
+}
+
+/** White space a URL line must not hold, in an ASCII text. */
+const hasAsciiSpace = (text: string) =>
+  text.indexOf(' ') !== -1 ||
+  text.indexOf('\n') !== -1 ||
+  text.indexOf('\t') !== -1 ||
+  text.indexOf('\r') !== -1 ||
+  text.indexOf('\f') !== -1 ||
+  text.indexOf('\v') !== -1;
+
+/** The `urls` part of one batch when every entry is ASCII and passes the quick check; else undefined. */
+function quickBatch(list: readonly unknown[], start: number, end: number): Uint8Array | undefined {
+  if (!allStrings(list, start, end)) return undefined;
+  // Joined with NUL, which is not white space: a line break found in the text is in an entry.
+  const text = (list.slice(start, end) as string[]).join('\0');
+  // A byte length equal to the length means ASCII only, so no Unicode white space to look for
+  // and a character's index is its byte's.
+  if (Buffer.byteLength(text, 'utf8') !== text.length || hasAsciiSpace(text)) return undefined;
+  const bytes = Buffer.allocUnsafeSlow(text.length + 1);
+  bytes.write(text, 0, 'latin1');
+  bytes[text.length] = 10;
+  return linesStartRight(list, start, end, bytes) ? bytes : undefined;
+}
+
+/**
+ * Check a URL list and measure the `urls` part it makes, a batch at a time. The quick check
+ * accepts exactly what {@link URL_LINE} accepts line by line, over one joined text per batch; a
+ * batch it does not accept (anything beyond ASCII, an upper-case scheme, a wrong entry) is checked
+ * entry by entry with the regex, which also names the wrong entries. Each batch's bytes are kept,
+ * encoded, to be sent. Cached per list.
  */
 export function scanUrlList(list: readonly unknown[]): ScannedUrlList {
   const cached = scanned.get(list);
   if (cached) return cached;
   const result: ScannedUrlList = { problems: [], bytes: 0, chunks: [] };
-  for (let start = 0; start < list.length && result.problems.length === 0; start += URL_BATCH) {
+  for (let start = 0; start < list.length; start += URL_BATCH) {
     const end = Math.min(list.length, start + URL_BATCH);
-    let strings = true;
-    for (let i = start; i < end; i++) if (typeof list[i] !== 'string') strings = false;
-    const batch = strings ? (list.slice(start, end) as string[]).join('\n') : '';
-    const size = end - start;
-    // Every line starts with http:// or https:// exactly when the count of such starts is the
-    // count of entries and no entry holds a line break; white space is refused anywhere.
-    const fine =
-      strings &&
-      count(batch, '\n') === size - 1 &&
-      (batch.startsWith('https://') || batch.startsWith('http://')) &&
-      prefixed(batch, size - 1) === size - 1 &&
-      batch.indexOf(' ') === -1 &&
-      batch.indexOf('\t') === -1 &&
-      batch.indexOf('\r') === -1 &&
-      batch.indexOf('\f') === -1 &&
-      batch.indexOf('\v') === -1;
-    if (!fine) {
-      // The slow path: name the entries (or accept what only looked odd, such as HTTPS://).
+    // Kept encoded, off the JavaScript heap, rather than as text: less for the collector to walk.
+    let chunk = quickBatch(list, start, end);
+    if (!chunk) {
       for (let i = start; i < end && result.problems.length < 3; i++) {
         const u = list[i];
         if (typeof u !== 'string' || !URL_LINE.test(u)) result.problems.push(`entry ${i} (${show(u)})`);
       }
+      if (result.problems.length > 0) break;
+      chunk = encoder.encode(`${(list.slice(start, end) as string[]).join('\n')}\n`);
     }
-    // Kept encoded, off the JavaScript heap, rather than as text: less for the collector to walk.
-    const chunk = encoder.encode(`${batch}\n`);
     result.chunks.push(chunk);
     result.bytes += chunk.length;
   }
@@ -124,7 +148,7 @@ const fields = {
       if (problems.length > 0) {
         ctx.addIssue({
           code: 'custom',
-          message: `\`url_list\` entries must be http or https URLs without spaces or line breaks: ${problems.join(', ')}`,
+          message: `\`url_list\` entries must be http or https URLs with a host, one a line, without white space: ${problems.join(', ')}`,
         });
       }
     })

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CRAWLER_EVENTS, type CrawlConfig, toCrawlRequest } from '../../src/crawler/index.js';
+import { scanUrlList, URL_LINE } from '../../src/crawler/schema.js';
 import { isConfigError } from '../../src/index.js';
 
 function issues(config: unknown) {
@@ -132,6 +134,91 @@ describe('toCrawlRequest applies the seven rules of spec 2.1', () => {
     const error = issues({ page_limit: -1, refresh_interval: 5, exclude_paths: ['/a'], include_only_paths: ['/b'] });
     expect(new Set(error.issues.map((i) => i.option))).toEqual(
       new Set(['page_limit', 'url', 'refresh_interval', 'refresh', 'include_only_paths']),
+    );
+  });
+});
+
+describe('url_list entries', () => {
+  // 20,000 entries put the odd one in the second batch of the check.
+  const around = (odd: unknown, at = 17_000) =>
+    Array.from({ length: 20_000 }, (_, i) => (i === at ? odd : `https://shop.test/item-${i}?ref=x`));
+
+  it.each<[string, unknown]>([
+    ['no host', 'https://'],
+    ['a path where the host goes', 'https:///path'],
+    ['a query where the host goes', 'http://?q=1'],
+    ['a fragment where the host goes', 'https://#top'],
+    ['a space', 'https://a.test/x y'],
+    ['a tab', 'https://a.test/\tx'],
+    ['a carriage return', 'https://a.test/x\r'],
+    ['a trailing line break', 'https://a.test/x\n'],
+    ['a second URL after a line break', 'https://a.test/\nhttps://b.test/'],
+    ['a line break then text', 'https://a.test/\nfoo'],
+    ['a no-break space', 'https://a.test/x\u00a0y'],
+    ['a line separator', 'https://a.test/\u2028https://b.test/'],
+    ['an ideographic space', 'https://a.test/\u3000'],
+    ['an empty string', ''],
+    ['another scheme', 'ftp://a.test/'],
+    ['one slash', 'https:/a.test/'],
+    ['a number', 42],
+    ['null', null],
+  ])('refuses %s and names the entry', (_name, odd) => {
+    const error = issues({ url_list: around(odd) });
+    const issue = error.issues.find((i) => i.option === 'url_list');
+    expect(issue?.message).toContain('entry 17000 (');
+    expect(issue?.message).not.toContain('entry 16999');
+  });
+
+  it.each([
+    ['upper-case schemes', 'HTTPS://A.TEST/X'],
+    ['plain http and a bare host', 'http://a'],
+    ['characters beyond ASCII', 'https://bücher.test/é?q=ü'],
+    ['a user and a port', 'https://u:p@a.test:8443/'],
+  ])('accepts %s and sends each entry on its own line, UTF-8', async (_name, odd) => {
+    const list = around(odd) as string[];
+    const { urls } = toCrawlRequest({ url_list: list });
+    expect(urls).toBe(list);
+    const scan = scanUrlList(list);
+    expect(Buffer.concat(scan.chunks).toString('utf8')).toBe(`${list.join('\n')}\n`);
+    expect(scan.bytes).toBe(Buffer.byteLength(`${list.join('\n')}\n`));
+  });
+
+  it('accepts a list exactly when every entry matches URL_LINE, and sends it unchanged (property)', () => {
+    const piece = fc.constantFrom(
+      'http',
+      'https',
+      'HTTPS',
+      '://',
+      ':/',
+      '/',
+      '?',
+      '#',
+      'a',
+      'b.test',
+      ' ',
+      '\t',
+      '\n',
+      '\r',
+      '\u00a0',
+      'é',
+      '\u2028',
+      '\0',
+      '',
+    );
+    const entry = fc.oneof(
+      fc.array(piece, { maxLength: 6 }).map((p) => p.join('')),
+      fc
+        .tuple(fc.constantFrom('http://', 'https://'), fc.array(piece, { maxLength: 4 }))
+        .map(([s, p]) => s + p.join('')),
+    );
+    fc.assert(
+      fc.property(fc.array(entry, { minLength: 1, maxLength: 8 }), (list) => {
+        const scan = scanUrlList(list);
+        const valid = list.every((u) => URL_LINE.test(u));
+        expect(scan.problems.length === 0).toBe(valid);
+        if (valid) expect(Buffer.concat(scan.chunks).toString('utf8')).toBe(`${list.join('\n')}\n`);
+      }),
+      { numRuns: 3000 },
     );
   });
 });
