@@ -3,7 +3,15 @@
  * waiting, lazy page iteration, streamed artifacts and prompt streams.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { ConfigError, ConnectionError, CrawlerError, parseRetryAfter, ServiceError, TimeoutError } from '../errors.js';
+import {
+  ConfigError,
+  ConnectionError,
+  CrawlerError,
+  isTimeoutError,
+  parseRetryAfter,
+  ServiceError,
+  TimeoutError,
+} from '../errors.js';
 import { redact, registerSecret } from '../internal/redact.js';
 import { sleep } from '../internal/sleep.js';
 import { ENV, env } from '../session/url.js';
@@ -71,7 +79,11 @@ export interface CrawlerClientOptions {
   fetch?: typeof fetch | undefined;
   /** Retries of a retryable failure, unless the service says `retry_times`. @default 3 */
   maxRetries?: number | undefined;
-  /** Milliseconds for one request. @default 60000 */
+  /**
+   * Milliseconds to wait on the service: for an answer, read whole, or, for a stream (an
+   * artifact, a prompt answer), for each next chunk. A slow but steady download never times out.
+   * @default 60000
+   */
   timeout?: number | undefined;
   /** @default the real clock */
   clock?: Clock | undefined;
@@ -191,13 +203,14 @@ export class CrawlerClient {
         }
         return status;
       }
-      const elapsed = this.#clock.now() - started;
-      if (options.timeout !== undefined && elapsed + interval > options.timeout) {
+      // The last poll is at the deadline itself, so a crawl that completes just in time counts.
+      const left = options.timeout === undefined ? interval : options.timeout - (this.#clock.now() - started);
+      if (left <= 0) {
         throw new TimeoutError(`the crawl ${uuid} did not complete within ${options.timeout} ms; it is still running`, {
           uuid,
         });
       }
-      await this.#clock.sleep(interval, options.signal);
+      await this.#clock.sleep(Math.min(interval, left), options.signal);
     }
   }
 
@@ -234,6 +247,7 @@ export class CrawlerClient {
       ...options,
       retry: 'always',
       query: { type: options.type },
+      streaming: true,
     });
     const length = res.headers.get('content-length');
     return {
@@ -355,8 +369,7 @@ export class CrawlerClient {
     let limit = this.#maxRetries;
     for (;;) {
       if (options.signal?.aborted) throw options.signal.reason;
-      const timeout = AbortSignal.timeout(this.#timeout);
-      const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+      const call = new Call(method, path, this.#timeout, options.signal);
       let failure: unknown;
       let retryable = false;
       let wait = 0;
@@ -372,9 +385,9 @@ export class CrawlerClient {
             ...(init.headers as Record<string, string> | undefined),
             ...options.headers,
           },
-          signal,
+          signal: call.signal,
         } as RequestInit);
-        if (res.ok) return res;
+        if (res.ok) return options.streaming ? call.stream(res) : await call.read(res);
         const text = await res.text().catch(() => '');
         let body: unknown = text;
         try {
@@ -392,14 +405,15 @@ export class CrawlerClient {
           1000;
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
-        const timedOut = timeout.aborted;
-        failure = timedOut
-          ? new TimeoutError(`${method} ${path} did not answer within ${this.#timeout} ms`, { cause: error })
+        failure = call.timedOut
+          ? call.signal.reason
           : new ConnectionError(
               `${method} ${path} failed: ${redact(error instanceof Error ? error.message : String(error))}`,
               { cause: error },
             );
         retryable = options.retry === 'always';
+      } finally {
+        call.settle();
       }
       if (!retryable || attempt >= limit) throw failure;
       const backoff = Math.min(30_000, 500 * 2 ** attempt);
@@ -407,6 +421,94 @@ export class CrawlerClient {
       await this.#clock.sleep(Math.max(jittered, wait), options.signal);
       attempt++;
     }
+  }
+}
+
+/**
+ * One attempt of a request: its own abort controller, which the caller's signal and a timer
+ * abort. The timer runs while the client waits on the service: until an answer has arrived
+ * and been read whole, or, for a stream, while a read of the next chunk is pending, so a long
+ * artifact download or answer only fails when the service goes quiet for `timeout` ms.
+ */
+class Call {
+  readonly #controller = new AbortController();
+  readonly signal = this.#controller.signal;
+  timedOut = false;
+  #timer: NodeJS.Timeout | undefined;
+  #streaming = false;
+  readonly #onAbort = () => this.#controller.abort(this.caller?.reason);
+
+  constructor(
+    private readonly method: string,
+    private readonly path: string,
+    private readonly ms: number,
+    private readonly caller: AbortSignal | undefined,
+  ) {
+    caller?.addEventListener('abort', this.#onAbort, { once: true });
+    this.#arm('did not answer');
+  }
+
+  #arm(what: string) {
+    this.#timer = setTimeout(() => {
+      this.timedOut = true;
+      this.#controller.abort(new TimeoutError(`${this.method} ${this.path} ${what} within ${this.ms} ms`));
+    }, this.ms);
+  }
+
+  #disarm() {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** The whole body, read while the timer runs, as a response of its own. */
+  async read(res: Response): Promise<Response> {
+    const bytes = await res.arrayBuffer();
+    const empty = res.status === 204 || res.status === 205 || res.status === 304;
+    return new Response(empty ? null : bytes, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }
+
+  /** The body as a stream whose reads are timed one by one; the attempt ends with the stream. */
+  stream(res: Response): Response {
+    this.#streaming = true;
+    this.#disarm();
+    const reader = (res.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() })).getReader();
+    const end = () => {
+      this.#disarm();
+      this.caller?.removeEventListener('abort', this.#onAbort);
+    };
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          this.#arm('sent nothing');
+          let chunk: ReadableStreamReadResult<Uint8Array>;
+          try {
+            chunk = await reader.read();
+          } catch (error) {
+            end();
+            throw error;
+          }
+          this.#disarm();
+          if (chunk.done) {
+            end();
+            controller.close();
+          } else controller.enqueue(chunk.value);
+        },
+        cancel: (reason) => {
+          end();
+          this.#controller.abort(reason);
+          return reader.cancel(reason).catch(() => {});
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }
+
+  /** The attempt is over, unless its body streams on. */
+  settle() {
+    if (this.#streaming) return;
+    this.#disarm();
+    this.caller?.removeEventListener('abort', this.#onAbort);
   }
 }
 
@@ -443,6 +545,7 @@ export class PromptStream implements AsyncIterable<string> {
           chunk = await reader.read();
         } catch (error) {
           if (this.signal?.aborted) throw this.signal.reason;
+          if (isTimeoutError(error)) throw error;
           throw new ConnectionError(
             `the prompt stream broke: ${redact(error instanceof Error ? error.message : String(error))}`,
             { cause: error },

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Clock, CrawlerClient, toCrawlRequest } from '../../src/crawler/index.js';
@@ -245,6 +246,25 @@ describe('status and wait', () => {
     expect(server.received.every((r) => r.path === '/crawl/c-1/status')).toBe(true);
   });
 
+  it('polls a last time at the deadline, then gives up', async () => {
+    server.fallback('GET /crawl/c-1/status', json(200, status({})));
+    const error = await rejection(client.wait('c-1', { pollInterval: 2000, timeout: 5000 }));
+    expect(isTimeoutError(error)).toBe(true);
+    expect(sleeps).toEqual([2000, 2000, 1000]);
+    expect(server.received).toHaveLength(4);
+  });
+
+  it('returns a crawl that completes at the deadline', async () => {
+    server.queue(
+      'GET /crawl/c-1/status',
+      json(200, status({})),
+      json(200, status({})),
+      json(200, status({ status: 'DONE', is_complete: true, is_success: true })),
+    );
+    expect((await client.wait('c-1', { pollInterval: 3000, timeout: 5000 })).status).toBe('DONE');
+    expect(sleeps).toEqual([3000, 2000]);
+  });
+
   it('stops waiting when aborted', async () => {
     const controller = new AbortController();
     server.fallback('GET /crawl/c-1/status', (res) => {
@@ -478,5 +498,97 @@ describe('client options', () => {
       delete process.env.CLOUD_API_URL;
     }
     expect(() => new CrawlerClient()).toThrow(/`key` is required/);
+  });
+});
+
+describe('timeouts', () => {
+  // The client's `timeout` is real time; the sleeps between retries stay on the test's clock.
+  const timed = (ms: number) => new CrawlerClient({ key: KEY, baseUrl: server.url, clock, timeout: ms, maxRetries: 0 });
+  const drip =
+    (chunks: string[], gap: number, type: string): Reply =>
+    (res) => {
+      res.writeHead(200, { 'content-type': type });
+      let i = 0;
+      const next = () => {
+        if (i === chunks.length) return void res.end();
+        res.write(chunks[i++]);
+        setTimeout(next, gap);
+      };
+      next();
+    };
+  const readAll = async (stream: ReadableStream<Uint8Array>) => {
+    let text = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) text += decoder.decode(chunk);
+    return text;
+  };
+
+  it('lets an artifact download take longer than the timeout while data keeps coming', async () => {
+    const parts = Array.from({ length: 8 }, (_, i) => `record-${i};`);
+    server.queue('GET /crawl/c-1/artifact', drip(parts, 80, 'application/warc'));
+    const artifact = await timed(250).artifact('c-1', { type: 'warc' });
+    expect(await readAll(artifact.stream)).toBe(parts.join(''));
+  });
+
+  it('lets a prompt answer stream longer than the timeout while tokens keep coming', async () => {
+    const frames = Array.from({ length: 6 }, (_, i) => `event: token\ndata: {"text":"t${i} "}\n\n`);
+    server.queue('POST /crawl/prompt', drip([...frames, 'event: done\ndata: {}\n\n'], 80, 'text/event-stream'));
+    expect(
+      await timed(250)
+        .prompt({ crawls: ['c-1'], prompt: 'q' })
+        .text(),
+    ).toBe('t0 t1 t2 t3 t4 t5 ');
+  });
+
+  it('fails a stream that goes quiet with a TimeoutError naming the call, not the key', async () => {
+    let closed = false;
+    server.queue('GET /crawl/c-1/artifact', (res) => {
+      res.writeHead(200, { 'content-type': 'application/warc' }).write('first');
+      res.on('close', () => {
+        closed = true;
+      });
+    });
+    const artifact = await timed(200).artifact('c-1', { type: 'warc' });
+    const error = await rejection(readAll(artifact.stream));
+    expect(isTimeoutError(error)).toBe(true);
+    expect((error as Error).message).toContain('GET /crawl/c-1/artifact sent nothing within 200 ms');
+    expect(inspect(error, { depth: 10 })).not.toContain(KEY);
+    for (let i = 0; i < 100 && !closed; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(closed).toBe(true);
+  });
+
+  it('fails a prompt that goes quiet after a token with a TimeoutError, after that token', async () => {
+    server.queue('POST /crawl/prompt', (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).write('event: token\ndata: {"text":"A"}\n\n');
+    });
+    const tokens: string[] = [];
+    const error = await rejection(
+      (async () => {
+        for await (const t of timed(200).prompt({ crawls: ['c-1'], prompt: 'q' })) tokens.push(t);
+      })(),
+    );
+    expect(tokens).toEqual(['A']);
+    expect(isTimeoutError(error)).toBe(true);
+  });
+
+  it('times a JSON answer until its body is whole', async () => {
+    server.queue('GET /crawl/c-1/status', (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).write('{"uuid":');
+    });
+    const error = await rejection(timed(200).status('c-1'));
+    expect(isTimeoutError(error)).toBe(true);
+    expect((error as Error).message).toContain('GET /crawl/c-1/status did not answer within 200 ms');
+  });
+
+  it('leaves no listener on the caller’s signal once calls are over', async () => {
+    server.fallback('GET /crawl/c-1/status', json(200, status({})));
+    server.fallback('GET /crawl/c-1/artifact', drip(['a', 'b'], 5, 'application/warc'));
+    const controller = new AbortController();
+    for (let i = 0; i < 20; i++) await client.status('c-1', { signal: controller.signal });
+    for (let i = 0; i < 5; i++) {
+      const artifact = await client.artifact('c-1', { type: 'warc', signal: controller.signal });
+      expect(await readAll(artifact.stream)).toBe('ab');
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });
