@@ -12,11 +12,12 @@ import {
   ServiceError,
   TimeoutError,
 } from '../errors.js';
+import { show } from '../internal/issues.js';
 import { redact, registerSecret } from '../internal/redact.js';
 import { sleep } from '../internal/sleep.js';
 import { ENV, env } from '../session/url.js';
 import { encodeCrawlRequest } from './multipart.js';
-import type { CrawlConfig } from './schema.js';
+import { CONTENT_FORMATS, type CrawlConfig } from './schema.js';
 
 /** Crawl states (D11). */
 export type CrawlStatusName = 'PENDING' | 'RUNNING' | 'DONE' | 'CANCELLED' | (string & {});
@@ -99,6 +100,7 @@ type RetryPolicy = 'always' | 'when-service-says';
 const realClock: Clock = { now: () => Date.now(), sleep };
 
 const RETRY_STATUSES = new Set([408, 429]);
+const URL_STATUSES: readonly string[] = ['visited', 'failed', 'skipped'];
 
 /**
  * A client of the crawler API. The key always travels as the `key` query parameter and
@@ -219,6 +221,11 @@ export class CrawlerClient {
     uuid: string,
     options: CallOptions & { status?: 'visited' | 'failed' | 'skipped' } = {},
   ): AsyncIterable<CrawlUrl> {
+    if (options.status !== undefined && !URL_STATUSES.includes(options.status)) {
+      throw new ConfigError('urls options', [
+        { option: 'status', message: `\`status\` must be ${URL_STATUSES.join(', ')} (got ${show(options.status)})` },
+      ]);
+    }
     return this.#pages<CrawlUrl>(`/crawl/${this.#id(uuid)}/urls`, 'urls', { status: options.status }, options);
   }
 
@@ -227,6 +234,15 @@ export class CrawlerClient {
     uuid: string,
     options: CallOptions & { formats?: readonly ('html' | 'markdown' | 'text' | 'clean_html')[]; url?: string } = {},
   ): AsyncIterable<CrawlContent> {
+    const wrong = (options.formats ?? []).filter((f) => !CONTENT_FORMATS.includes(f));
+    if (!Array.isArray(options.formats ?? []) || wrong.length > 0) {
+      throw new ConfigError('contents options', [
+        {
+          option: 'formats',
+          message: `\`formats\` entries must be ${CONTENT_FORMATS.join(', ')} (got ${show(wrong[0] ?? options.formats)})`,
+        },
+      ]);
+    }
     return this.#pages<CrawlContent>(
       `/crawl/${this.#id(uuid)}/contents`,
       'contents',
@@ -345,6 +361,13 @@ export class CrawlerClient {
       const body = (await res.json()) as Record<string, unknown>;
       for (const item of (body[field] as T[] | undefined) ?? []) yield item;
       const next = body.next_cursor ?? body.cursor;
+      if (next === cursor && cursor !== undefined) {
+        // Asking again would give the same page forever.
+        throw ServiceError.generate(
+          { code: 'ERR::CRAWLER::BAD_RESPONSE', message: `the service gave the page cursor ${show(next)} twice` },
+          { status: res.status },
+        );
+      }
       cursor = typeof next === 'string' && next !== '' ? next : undefined;
     } while (cursor);
   }

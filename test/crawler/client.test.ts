@@ -314,6 +314,31 @@ describe('urls, contents and artifacts', () => {
     expect(server.received[0]?.query.get('url')).toBe('https://a.test/');
   });
 
+  it('refuses unknown content formats and URL statuses before asking', () => {
+    const formats = ['markdown', 'pdf'] as unknown as ['markdown'];
+    expect(() => client.contents('c-1', { formats })).toThrow(
+      /`formats` entries must be html, markdown, text, clean_html \(got "pdf"\)/,
+    );
+    expect(() => client.urls('c-1', { status: 'gone' as 'visited' })).toThrow(
+      /`status` must be visited, failed, skipped/,
+    );
+    expect(server.received).toHaveLength(0);
+  });
+
+  it('stops with a ServiceError when the service repeats a page cursor', async () => {
+    server.fallback('GET /crawl/c-1/urls', json(200, { urls: [{ url: 'a', status: 'visited' }], next_cursor: 'p2' }));
+    const seen: string[] = [];
+    const error = await rejection(
+      (async () => {
+        for await (const u of client.urls('c-1')) seen.push(u.url);
+      })(),
+    );
+    expect(isServiceError(error)).toBe(true);
+    expect((error as ServiceError).code).toBe('ERR::CRAWLER::BAD_RESPONSE');
+    expect(seen).toEqual(['a', 'a']);
+    expect(server.received).toHaveLength(2);
+  });
+
   it('streams an artifact', async () => {
     const big = Buffer.alloc(3 << 20, 0x57);
     server.queue('GET /crawl/c-1/artifact', (res) => {
