@@ -74,6 +74,29 @@ describe('start', () => {
     expect(everythingButQuery).not.toContain(KEY);
   });
 
+  it('sends a long list across many batches byte for byte, and again whole when the service asks for a retry', async () => {
+    // 100,000 entries: batches of ASCII, one with characters beyond ASCII, odd but valid forms.
+    const list = Array.from({ length: 100_000 }, (_, i) =>
+      i === 40_000
+        ? 'https://bücher.test/ü'
+        : i === 70_000
+          ? 'HTTPS://UPPER.TEST/'
+          : `https://shop.test/item-${i}?ref=x`,
+    );
+    server.queue(
+      'POST /crawl',
+      json(503, { message: 'busy', code: 'ERR::SERVICE::BUSY', is_retryable: true }),
+      json(200, { uuid: 'c-big' }),
+    );
+    expect((await client.start({ url_list: list })).uuid).toBe('c-big');
+    const expected = `${list.join('\n')}\n`;
+    expect(server.received).toHaveLength(2);
+    for (const req of server.received) {
+      expect(req.parts.urls?.text).toBe(expected);
+      expect(req.parts.urls?.contentType).toBe('text/plain');
+    }
+  });
+
   it('sends no urls part without url_list', async () => {
     server.queue('POST /crawl', json(200, { uuid: 'c-2' }));
     await client.start({ url: 'https://a.test/' });
