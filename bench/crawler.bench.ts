@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { median, report } from './lib.js';
+import { median, pairedRounds, report, showRatios } from './lib.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 let received = 0;
@@ -39,26 +39,22 @@ const run = async (mode: 'ours' | 'bare') => {
 
 await run('ours');
 await run('bare');
-type Result = { ms: number; listBytes: number; growth: number; sent: number };
-const results: Record<'ours' | 'bare', Result[]> = { ours: [], bare: [] };
-// Rounds of one run each, back to back and in alternating order: the machine is shared and its
-// speed drifts, so each round's ratio compares two runs made under the same conditions.
 const ROUNDS = 9;
-const ratios: number[] = [];
-for (let i = 0; i < ROUNDS; i++) {
-  const order: ('ours' | 'bare')[] = i % 2 ? ['ours', 'bare'] : ['bare', 'ours'];
-  for (const mode of order) results[mode].push(await run(mode));
-  ratios.push((results.ours[i] as Result).ms / (results.bare[i] as Result).ms);
-}
+const results = await pairedRounds(
+  ROUNDS,
+  () => run('ours'),
+  () => run('bare'),
+  (r) => r.ms,
+);
 const ms = (m: 'ours' | 'bare') => median(results[m].map((r) => r.ms));
-const ratio = median(ratios);
+const { ratio, ratios } = results;
 const list = results.ours[0]?.listBytes ?? 1;
 report(
   'crawler: upload 1,000,000 URLs, encodeCrawlRequest + fetch vs bare http.request',
   ratio,
   '<= 1.3',
   ratio <= 1.3,
-  `median of ${ROUNDS} paired rounds (${ratios.map((r) => r.toFixed(2)).join(' ')}); median ours ${ms('ours').toFixed(0)} ms, bare ${ms('bare').toFixed(0)} ms (ratio of medians ${(ms('ours') / ms('bare')).toFixed(3)}), ${(list / 1e6).toFixed(1)} MB of URLs, ${received} bytes received`,
+  `median of ${ROUNDS} paired rounds (${showRatios(ratios)}); median ours ${ms('ours').toFixed(0)} ms, bare ${ms('bare').toFixed(0)} ms (ratio of medians ${(ms('ours') / ms('bare')).toFixed(3)}), ${(list / 1e6).toFixed(1)} MB of URLs, ${received} bytes received`,
 );
 const growth = Math.max(...results.ours.map((r) => r.growth));
 console.log(

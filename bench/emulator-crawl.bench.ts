@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CrawlerClient } from '../src/crawler/index.js';
 import { startEmulator } from '../src/emulator/index.js';
-import { median, report } from './lib.js';
+import { median, pairedRounds, report, showRatios } from './lib.js';
 
 const PAGES = 2000;
 // Each page links to the next ten, so discovery reaches every page within a few levels.
@@ -57,18 +57,13 @@ async function ours(): Promise<number> {
 
 await bare();
 await ours();
-const times: Record<'ours' | 'bare', number[]> = { ours: [], bare: [] };
-for (let i = 0; i < 3; i++) {
-  times.bare.push(await bare());
-  times.ours.push(await ours());
-}
-const ratio = median(times.ours) / median(times.bare);
+const times = await pairedRounds(5, ours, bare, (ms) => ms);
 report(
   'emulator-crawl: 2,000-page crawl at concurrency 16 vs a bare fetch loop',
-  ratio,
+  times.ratio,
   '<= 2',
-  ratio <= 2,
-  `ours ${median(times.ours).toFixed(0)} ms, bare ${median(times.bare).toFixed(0)} ms`,
+  times.ratio <= 2,
+  `median of 5 paired rounds (${showRatios(times.ratios)}); median ours ${median(times.ours).toFixed(0)} ms, bare ${median(times.bare).toFixed(0)} ms`,
 );
 await emulator.close();
 site.close();

@@ -31,3 +31,31 @@ export function opsPerSecond(fn: () => unknown, rounds = 7, minMs = 200): number
 export function report(name: string, ratio: number, goal: string, ok: boolean, detail: string): void {
   console.log(`${name}: ratio ${ratio.toFixed(3)} (goal ${goal}) ${ok ? 'OK' : 'MISSED'} — ${detail}`);
 }
+
+/**
+ * Run both sides `rounds` times, back to back and in alternating order, and give each round's
+ * ratio (ours over bare, of `value`) and their median. The machines are shared and their speed
+ * drifts between runs: a round compares two runs made under the same conditions.
+ */
+export async function pairedRounds<T>(
+  rounds: number,
+  ours: () => Promise<T>,
+  bare: () => Promise<T>,
+  value: (result: T) => number,
+): Promise<{ ours: T[]; bare: T[]; ratios: number[]; ratio: number }> {
+  const out = { ours: [] as T[], bare: [] as T[], ratios: [] as number[] };
+  for (let i = 0; i < rounds; i++) {
+    if (i % 2) {
+      out.ours.push(await ours());
+      out.bare.push(await bare());
+    } else {
+      out.bare.push(await bare());
+      out.ours.push(await ours());
+    }
+    out.ratios.push(value(out.ours[i] as T) / value(out.bare[i] as T));
+  }
+  return { ...out, ratio: median(out.ratios) };
+}
+
+/** Per-round ratios, for the report line. */
+export const showRatios = (ratios: readonly number[]) => ratios.map((r) => r.toFixed(2)).join(' ');
