@@ -148,6 +148,28 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     void (async () => {
       const url = new URL(req.url ?? '/', `ws://${req.headers.host ?? host}`);
+      const view = /^\/run\/([^/]+)\/vnc$/.exec(url.pathname);
+      if (view) {
+        const session = sessions.get(decodeURIComponent(view[1] as string));
+        if (!session) {
+          refuseUpgrade(
+            socket,
+            404,
+            errorBody(404, 'ERR::BROWSER::SESSION_NOT_FOUND', 'no running session has this run id'),
+          );
+        } else if (!session.options.enable_vnc || !session.options.vnc_password) {
+          refuseUpgrade(
+            socket,
+            403,
+            errorBody(
+              403,
+              'ERR::BROWSER::VNC_NOT_ENABLED',
+              'the session was opened without enable_vnc and vnc_password',
+            ),
+          );
+        } else upgrade(req, socket, head, [], (ws) => session.attachVnc(ws));
+        return;
+      }
       if (url.pathname !== '/') {
         refuseUpgrade(socket, 404, errorBody(404, 'ERR::BROWSER::NOT_FOUND', `no browser endpoint at ${url.pathname}`));
         return;

@@ -7,6 +7,30 @@ import type { ParsedBrowserUrl } from '../session/url.js';
 import { CdpClient } from './cdp.js';
 import { type LaunchedChromium, launchChromium } from './chromium.js';
 import { type ChainProxy, startChainProxy } from './proxy.js';
+import { type PageSessions, Screencast, serveVnc } from './vnc.js';
+
+/** The session's open pages (CDP session ids, newest last), for the VNC view. */
+class PageList implements PageSessions {
+  readonly ids: string[] = [];
+  private readonly listeners = new Set<() => void>();
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  add(id: string): void {
+    this.ids.push(id);
+    for (const l of this.listeners) l();
+  }
+
+  remove(id: string): void {
+    const at = this.ids.indexOf(id);
+    if (at === -1) return;
+    this.ids.splice(at, 1);
+    for (const l of this.listeners) l();
+  }
+}
 
 /** What `sessions()` shows of a session: its options with every secret redacted. */
 export interface EmulatorSessionInfo {
@@ -54,6 +78,8 @@ export class EmulatedSession {
   readonly runId = `run-${randomBytes(8).toString('hex')}`;
   readonly startedAt = new Date();
   private readonly clients = new Set<WebSocket>();
+  private readonly viewers = new Set<WebSocket>();
+  private readonly screencast: Screencast;
   private ending: Ending | undefined;
   private closeRequested = false;
   private timer: NodeJS.Timeout | undefined;
@@ -66,7 +92,9 @@ export class EmulatedSession {
     private readonly control: CdpClient,
     private readonly proxy: ChainProxy | undefined,
     private readonly onEnd: (s: EmulatedSession) => void,
+    pages: PageSessions,
   ) {
+    this.screencast = new Screencast(control, pages);
     this.ended = new Promise((resolve) => {
       this.resolveEnded = resolve;
     });
@@ -107,8 +135,9 @@ export class EmulatedSession {
     try {
       chromium = await launchChromium(executable, args);
       control = await CdpClient.connect(chromium.wsEndpoint);
-      await EmulatedSession.prepare(control, options);
-      return new EmulatedSession(options, chromium, control, proxy, onEnd);
+      const pages = new PageList();
+      await EmulatedSession.prepare(control, options, pages);
+      return new EmulatedSession(options, chromium, control, proxy, onEnd, pages);
     } catch (error) {
       control?.close();
       await chromium?.kill();
@@ -118,7 +147,7 @@ export class EmulatedSession {
   }
 
   /** Apply blocking and languages to every page as it appears, then open `target_url`. */
-  private static async prepare(control: CdpClient, options: ParsedBrowserUrl): Promise<void> {
+  private static async prepare(control: CdpClient, options: ParsedBrowserUrl, pages: PageList): Promise<void> {
     const patterns = BLOCKED_TYPES.filter(([k]) => options[k] === true).flatMap(([, types]) =>
       types.map((resourceType) => ({ resourceType, requestStage: 'Request' })),
     );
@@ -143,12 +172,14 @@ export class EmulatedSession {
             );
           }
           if (options.lang) await control.send('Emulation.setLocaleOverride', { locale: options.lang }, sessionId);
+          pages.add(sessionId);
           firstPage?.(sessionId);
           firstPage = undefined;
         }
         await control.send('Runtime.runIfWaitingForDebugger', {}, sessionId);
       })().catch(() => {});
     });
+    control.on('Target.detachedFromTarget', (params) => pages.remove(params.sessionId as string));
     control.on('Fetch.requestPaused', (params, sessionId) => {
       void control
         .send('Fetch.failRequest', { requestId: params.requestId, errorReason: 'BlockedByClient' }, sessionId)
@@ -223,6 +254,21 @@ export class EmulatedSession {
     });
   }
 
+  /** Serve a VNC viewer (the server checked that the session has `enable_vnc` and `vnc_password`). */
+  attachVnc(viewer: WebSocket): void {
+    if (this.ending || !this.options.vnc_password) {
+      viewer.close(1011, 'ERR::BROWSER::SESSION_TERMINATED: the session has ended');
+      return;
+    }
+    this.viewers.add(viewer);
+    viewer.on('close', () => this.viewers.delete(viewer));
+    serveVnc(viewer, {
+      password: this.options.vnc_password,
+      name: `cloud-browser ${this.runId}`,
+      screencast: this.screencast,
+    });
+  }
+
   /** Kill the browser as a crash would: clients get an error frame and a 1011 close. */
   async kill(): Promise<void> {
     await this.chromium.kill();
@@ -262,6 +308,7 @@ export class EmulatedSession {
       if (ending.frame && client.readyState === WebSocket.OPEN) client.send(JSON.stringify(ending.frame));
       client.close(ending.code, ending.reason.slice(0, 120));
     }
+    for (const viewer of this.viewers) viewer.close(1000, 'the session has ended');
     this.control.close();
     await this.proxy?.close();
     this.onEnd(this);
