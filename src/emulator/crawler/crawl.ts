@@ -7,6 +7,7 @@ import { setMaxListeners } from 'node:events';
 import type { z } from 'zod';
 import type { ContentFormat, crawlConfigSchema } from '../../crawler/schema.js';
 import type { CrawlerEvent } from '../../webhooks/constants.js';
+import { PageFetcher } from './fetch-page.js';
 import { extract, format, parsePage } from './formats.js';
 import { SearchIndex } from './search.js';
 
@@ -367,16 +368,16 @@ export class EmulatedCrawl {
         const timer = setTimeout(abort, 30_000);
         this.controller.signal.addEventListener('abort', abort, { once: true });
         try {
-          const res = await fetch(next.url, { headers, redirect: 'follow', signal: request.signal });
-          const contentType = res.headers.get('content-type') ?? '';
-          const body = await res.text();
+          const res = await fetcher.get(next.url, { headers, signal: request.signal, timeout: 30_000 });
+          const contentType = res.headers['content-type'] ?? '';
+          const body = res.body;
           const record: PageRecord = {
             url: next.url,
             status: res.ok ? 'visited' : 'failed',
             depth: next.depth,
             http_status: res.status,
             content_type: contentType,
-            headers: Object.fromEntries(res.headers),
+            headers: res.headers,
             fetched_at: new Date(this.host.now()).toISOString(),
             duration_ms: Date.now() - started,
           };
@@ -431,7 +432,12 @@ export class EmulatedCrawl {
         if (c.delay) await new Promise((r) => setTimeout(r, c.delay));
       }
     };
-    await Promise.all(Array.from({ length: concurrency }, worker));
+    const fetcher = new PageFetcher(concurrency);
+    try {
+      await Promise.all(Array.from({ length: concurrency }, worker));
+    } finally {
+      fetcher.close();
+    }
     this.pending = 0;
     if (this.cancelled) {
       this.status = 'CANCELLED';
