@@ -17,6 +17,8 @@ export interface PageSessions {
 }
 
 const TIGHT = 7;
+/** One more than the longest Tight data a compact length can announce. */
+const MAX_TIGHT = 1 << 22;
 /** The largest client message held (clipboard text): 1 MiB. */
 const MAX_MESSAGE = 1 << 20;
 const DESKTOP_SIZE = -223;
@@ -122,7 +124,8 @@ export class Screencast {
       void control.send('Page.screencastFrameAck', { sessionId: params.sessionId }, sessionId).catch(() => {});
       const jpeg = Buffer.from(params.data as string, 'base64');
       const size = jpegSize(jpeg);
-      if (!size) return;
+      // Tight's compact length ends at 4 MiB; a larger picture waits for the next frame.
+      if (!size || jpeg.length >= MAX_TIGHT) return;
       const meta = params.metadata as { deviceWidth?: number } | undefined;
       this.latest = { jpeg, ...size, scale: meta?.deviceWidth ? meta.deviceWidth / size.width : 1 };
       for (const viewer of this.viewers) viewer(this.latest);
@@ -147,7 +150,7 @@ export class Screencast {
         .catch(() => undefined);
       const jpeg = shot ? Buffer.from(shot.data, 'base64') : undefined;
       const size = jpeg ? jpegSize(jpeg) : undefined;
-      if (jpeg && size) this.latest = { jpeg, ...size, scale: 1 };
+      if (jpeg && size && jpeg.length < MAX_TIGHT) this.latest = { jpeg, ...size, scale: 1 };
     }
     return this.latest;
   }
