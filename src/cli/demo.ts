@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { connectPlaywright } from '../connect/playwright.js';
 import { CrawlerClient } from '../crawler/client.js';
 import { startEmulator } from '../emulator/server.js';
+import { probeVncView } from '../emulator/vnc.js';
 import { env } from '../session/url.js';
 import { serveWebhooks } from '../webhooks/adapters.js';
 import { parseCrawlEvent } from '../webhooks/events.js';
@@ -86,6 +87,11 @@ export async function runDemo(out: (line: string) => void = (l) => process.stdou
       out(`  run id:  ${session.runId}`);
       out(`  VNC:     ${session.vnc?.tcp.url}  password ${session.vnc?.tcp.password}`);
       out(`  noVNC:   ${session.vnc?.websocket.url}  password ${session.vnc?.websocket.password}`);
+      if (!real && session.vnc) {
+        // The emulator serves the noVNC view (not the native port): show that it answers.
+        const view = await probeVncView(session.vnc.websocket.url, session.vnc.websocket.password);
+        out(`  view:    RFB 3.8, password accepted, ${view.width}x${view.height} "${view.name}"`);
+      }
     } finally {
       await session.close();
     }

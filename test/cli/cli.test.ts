@@ -255,6 +255,7 @@ describe('cloud-browser demo', () => {
     expect(r.stdout).toContain('title:   Acme Rockets');
     expect(r.stdout).toMatch(/run id: {2}run-[0-9a-f]+/);
     expect(r.stdout).toMatch(/VNC: {5}vnc:\/\/run-[0-9a-f]+@127\.0\.0\.1:5901 {2}password [0-9a-f]{8}-demo-/);
+    expect(r.stdout).toMatch(/view: {4}RFB 3\.8, password accepted, \d+x\d+ "cloud-browser run-[0-9a-f]+"/);
     expect(r.stdout).toMatch(/summary: 4 visited, 0 failed/);
     expect(r.stdout).toContain('Subscriptions start at 300 dollars per month');
     expect(r.stdout).toContain('events: crawler_started, crawler_search_ready, crawler_finished');

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { connectPlaywright } from '../../src/connect/playwright.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { jpegSize, vncResponse } from '../../src/emulator/vnc.js';
+import { jpegSize, probeVncView, vncResponse } from '../../src/emulator/vnc.js';
 
 const novncRoot = join(dirname(createRequire(import.meta.url).resolve('@novnc/novnc')), '..');
 const VIEWER = `<!doctype html><title>viewer</title><div id="screen" style="width:800px;height:600px"></div>
@@ -149,6 +149,14 @@ describe('the VNC view, through noVNC', () => {
       expect(green?.[1]).toBeGreaterThan(200);
       expect(green?.[0]).toBeLessThan(60);
 
+      await expect(probeVncView(url, 'not-the-password')).rejects.toThrow(
+        'VNC authentication failed: wrong VNC password',
+      );
+      expect(await probeVncView(url, 'view-secret-42')).toEqual({
+        width: 800,
+        height: 600,
+        name: `cloud-browser ${session.runId}`,
+      });
       const wrong = await viewer();
       expect(
         await wrong.evaluate(
