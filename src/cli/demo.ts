@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { connectPlaywright } from '../connect/playwright.js';
 import { CrawlerClient } from '../crawler/client.js';
 import { startEmulator } from '../emulator/server.js';
-import { probeVncView } from '../emulator/vnc.js';
+import { openVncView } from '../emulator/vnc.js';
 import { env } from '../session/url.js';
 import { serveWebhooks } from '../webhooks/adapters.js';
 import { parseCrawlEvent } from '../webhooks/events.js';
@@ -89,7 +89,8 @@ export async function runDemo(out: (line: string) => void = (l) => process.stdou
       out(`  noVNC:   ${session.vnc?.websocket.url}  password ${session.vnc?.websocket.password}`);
       if (!real && session.vnc) {
         // The emulator serves the noVNC view (not the native port): show that it answers.
-        const view = await probeVncView(session.vnc.websocket.url, session.vnc.websocket.password);
+        const view = await openVncView(session.vnc.websocket.url, session.vnc.websocket.password);
+        view.socket.close();
         out(`  view:    RFB 3.8, password accepted, ${view.width}x${view.height} "${view.name}"`);
       }
     } finally {

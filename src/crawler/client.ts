@@ -234,12 +234,15 @@ export class CrawlerClient {
     uuid: string,
     options: CallOptions & { formats?: readonly ('html' | 'markdown' | 'text' | 'clean_html')[]; url?: string } = {},
   ): AsyncIterable<CrawlContent> {
-    const wrong = (options.formats ?? []).filter((f) => !CONTENT_FORMATS.includes(f));
-    if (!Array.isArray(options.formats ?? []) || wrong.length > 0) {
+    const formats: readonly unknown[] | undefined = options.formats;
+    const wrong = Array.isArray(formats) ? formats.filter((f) => !CONTENT_FORMATS.includes(f as never)) : [formats];
+    if (formats !== undefined && wrong.length > 0) {
       throw new ConfigError('contents options', [
         {
           option: 'formats',
-          message: `\`formats\` entries must be ${CONTENT_FORMATS.join(', ')} (got ${show(wrong[0] ?? options.formats)})`,
+          message: Array.isArray(formats)
+            ? `\`formats\` entries must be ${CONTENT_FORMATS.join(', ')} (got ${show(wrong[0])})`
+            : `\`formats\` must be a list of ${CONTENT_FORMATS.join(', ')} (got ${show(formats)})`,
         },
       ]);
     }

@@ -106,6 +106,17 @@ interface Frame {
 }
 
 /**
+ * A base64 JPEG from CDP as a frame; undefined when it is not a JPEG or is too large for Tight's
+ * compact length (4 MiB: the next frame will do). `cssWidth` is the page's width in CSS pixels.
+ */
+function toFrame(base64: string, cssWidth?: number): Frame | undefined {
+  const jpeg = Buffer.from(base64, 'base64');
+  const size = jpegSize(jpeg);
+  if (!size || jpeg.length >= MAX_TIGHT) return undefined;
+  return { jpeg, ...size, scale: cssWidth ? cssWidth / size.width : 1 };
+}
+
+/**
  * One session's screencast, shared by its viewers: it follows the newest page, starts with the
  * first viewer and stops with the last.
  */
@@ -122,13 +133,13 @@ export class Screencast {
     control.on('Page.screencastFrame', (params, sessionId) => {
       if (sessionId !== this.page) return;
       void control.send('Page.screencastFrameAck', { sessionId: params.sessionId }, sessionId).catch(() => {});
-      const jpeg = Buffer.from(params.data as string, 'base64');
-      const size = jpegSize(jpeg);
-      // Tight's compact length ends at 4 MiB; a larger picture waits for the next frame.
-      if (!size || jpeg.length >= MAX_TIGHT) return;
-      const meta = params.metadata as { deviceWidth?: number } | undefined;
-      this.latest = { jpeg, ...size, scale: meta?.deviceWidth ? meta.deviceWidth / size.width : 1 };
-      for (const viewer of this.viewers) viewer(this.latest);
+      const frame = toFrame(
+        params.data as string,
+        (params.metadata as { deviceWidth?: number } | undefined)?.deviceWidth,
+      );
+      if (!frame) return;
+      this.latest = frame;
+      for (const viewer of this.viewers) viewer(frame);
     });
   }
 
@@ -148,9 +159,7 @@ export class Screencast {
       const shot = await this.control
         .send<{ data: string }>('Page.captureScreenshot', { format: 'jpeg', quality: 80 }, this.page)
         .catch(() => undefined);
-      const jpeg = shot ? Buffer.from(shot.data, 'base64') : undefined;
-      const size = jpeg ? jpegSize(jpeg) : undefined;
-      if (jpeg && size && jpeg.length < MAX_TIGHT) this.latest = { jpeg, ...size, scale: 1 };
+      this.latest = shot ? toFrame(shot.data) : undefined;
     }
     return this.latest;
   }
@@ -208,14 +217,15 @@ export function serveVnc(ws: WebSocket, options: { password: string; name: strin
     closed = true;
     ws.close(1002, reason.slice(0, 120));
   };
-  /** Refuse during the handshake with an RFB 3.8 failure reason, then close. */
-  const fail = (reason: string) => {
+  /** Refuse during the handshake: a failed SecurityResult, its reason (RFB 3.8 only), then close. */
+  const refuse = (reason: string) => {
     if (closed) return;
     closed = true;
     const text = Buffer.from(reason, 'utf8');
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(text.length);
-    send(Buffer.concat([length, text]));
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(1, 0);
+    head.writeUInt32BE(text.length, 4);
+    send(minor >= 8 ? Buffer.concat([head, text]) : head.subarray(0, 4));
     ws.close(1000, reason.slice(0, 120));
   };
 
@@ -332,10 +342,7 @@ export function serveVnc(ws: WebSocket, options: { password: string; name: strin
         const type = input[0];
         input = input.subarray(1);
         if (type !== 2) {
-          const result = Buffer.alloc(4);
-          result.writeUInt32BE(1);
-          send(result);
-          fail('only VNC authentication is offered');
+          refuse('only VNC authentication is offered');
           return false;
         }
         send(challenge);
@@ -346,18 +353,11 @@ export function serveVnc(ws: WebSocket, options: { password: string; name: strin
         if (input.length < 16) return false;
         const answer = input.subarray(0, 16);
         input = input.subarray(16);
-        const result = Buffer.alloc(4);
         if (!timingSafeEqual(answer, vncResponse(password, challenge))) {
-          result.writeUInt32BE(1);
-          send(result);
-          if (minor >= 8) fail('wrong VNC password');
-          else {
-            closed = true;
-            ws.close(1000, 'wrong VNC password');
-          }
+          refuse('wrong VNC password');
           return false;
         }
-        send(result);
+        send(Buffer.alloc(4)); // SecurityResult: OK
         state = 'init';
         return true;
       }
@@ -440,27 +440,31 @@ export function serveVnc(ws: WebSocket, options: { password: string; name: strin
 
 /**
  * Open a VNC view, authenticate and read its greeting: the framebuffer size and desktop name.
- * Fails with the server's reason on a wrong password. The demo uses it to show the view answers.
+ * Fails with the server's reason on a wrong password. The socket stays open for what follows;
+ * close it when done. The demo uses it to show the view answers.
  */
-export async function probeVncView(
+export async function openVncView(
   url: string,
   password: string,
   timeoutMs = 10_000,
-): Promise<{ width: number; height: number; name: string }> {
+): Promise<{ width: number; height: number; name: string; socket: WebSocket }> {
   const ws = new WebSocket(url, { perMessageDeflate: false });
   let input: Buffer = Buffer.alloc(0);
   let wake = () => {};
   let failure: Error | undefined;
-  ws.on('message', (d: Buffer) => {
+  const onMessage = (d: Buffer) => {
     input = Buffer.concat([input, d]);
     wake();
-  });
+  };
   const stop = (e: Error) => {
     failure ??= e;
     wake();
   };
+  const onClose = (_code: number, reason: Buffer) =>
+    stop(new Error(`the VNC view closed: ${reason.toString() || 'no reason'}`));
+  ws.on('message', onMessage);
   ws.on('error', stop);
-  ws.on('close', (_code, reason) => stop(new Error(`the VNC view closed: ${reason.toString() || 'no reason'}`)));
+  ws.on('close', onClose);
   const timer = setTimeout(() => stop(new Error(`the VNC view did not answer within ${timeoutMs} ms`)), timeoutMs);
   const read = async (n: number): Promise<Buffer> => {
     while (input.length < n) {
@@ -486,9 +490,13 @@ export async function probeVncView(
     ws.send(Buffer.from([1]));
     const init = await read(24);
     const name = (await read(init.readUInt32BE(20))).toString('utf8');
-    return { width: init.readUInt16BE(0), height: init.readUInt16BE(2), name };
+    return { width: init.readUInt16BE(0), height: init.readUInt16BE(2), name, socket: ws };
+  } catch (error) {
+    ws.close();
+    throw error;
   } finally {
     clearTimeout(timer);
-    ws.close();
+    ws.off('message', onMessage);
+    ws.off('close', onClose);
   }
 }

@@ -342,6 +342,9 @@ describe('urls, contents and artifacts', () => {
     expect(() => client.contents('c-1', { formats })).toThrow(
       /`formats` entries must be html, markdown, text, clean_html \(got "pdf"\)/,
     );
+    expect(() => client.contents('c-1', { formats: 'markdown' as unknown as ['markdown'] })).toThrow(
+      /`formats` must be a list of html, markdown, text, clean_html \(got "markdown"\)/,
+    );
     expect(() => client.urls('c-1', { status: 'gone' as 'visited' })).toThrow(
       /`status` must be visited, failed, skipped/,
     );

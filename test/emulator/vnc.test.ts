@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { connectPlaywright } from '../../src/connect/playwright.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { jpegSize, probeVncView, vncResponse } from '../../src/emulator/vnc.js';
+import { jpegSize, openVncView, vncResponse } from '../../src/emulator/vnc.js';
 
 const novncRoot = join(dirname(createRequire(import.meta.url).resolve('@novnc/novnc')), '..');
 const VIEWER = `<!doctype html><title>viewer</title><div id="screen" style="width:800px;height:600px"></div>
@@ -149,14 +149,12 @@ describe('the VNC view, through noVNC', () => {
       expect(green?.[1]).toBeGreaterThan(200);
       expect(green?.[0]).toBeLessThan(60);
 
-      await expect(probeVncView(url, 'not-the-password')).rejects.toThrow(
+      await expect(openVncView(url, 'not-the-password')).rejects.toThrow(
         'VNC authentication failed: wrong VNC password',
       );
-      expect(await probeVncView(url, 'view-secret-42')).toEqual({
-        width: 800,
-        height: 600,
-        name: `cloud-browser ${session.runId}`,
-      });
+      const opened = await openVncView(url, 'view-secret-42');
+      opened.socket.close();
+      expect(opened).toMatchObject({ width: 800, height: 600, name: `cloud-browser ${session.runId}` });
       const wrong = await viewer();
       expect(
         await wrong.evaluate(
@@ -210,49 +208,13 @@ describe('the VNC view, through noVNC', () => {
 });
 
 describe('the VNC view, against a raw client', () => {
-  /** Open the view and pass the handshake; resolves with the socket and every byte received since. */
-  async function handshake(url: string, password: string) {
-    const ws = new WebSocket(url);
-    const received: Buffer[] = [];
-    let notify = () => {};
-    ws.on('message', (d: Buffer) => {
-      received.push(d);
-      notify();
-    });
-    const read = async (n: number): Promise<Buffer> => {
-      for (;;) {
-        const all = Buffer.concat(received);
-        if (all.length >= n) {
-          received.length = 0;
-          if (all.length > n) received.push(all.subarray(n));
-          return all.subarray(0, n);
-        }
-        await new Promise<void>((r) => {
-          notify = r;
-        });
-      }
-    };
-    await once(ws, 'open');
-    expect((await read(12)).toString()).toBe('RFB 003.008\n');
-    ws.send(Buffer.from('RFB 003.008\n'));
-    expect([...(await read(2))]).toEqual([1, 2]);
-    ws.send(Buffer.from([2]));
-    const challenge = await read(16);
-    ws.send(vncResponse(password, challenge));
-    expect((await read(4)).readUInt32BE(0)).toBe(0);
-    ws.send(Buffer.from([1]));
-    const init = await read(24);
-    const name = await read(init.readUInt32BE(20));
-    return { ws, init, name: name.toString(), read };
-  }
-
   it('closes on garbage after the handshake, and the session lives on', async () => {
     const { session, page } = await remoteSession();
     try {
       const url = session.vnc?.websocket.url as string;
       for (let i = 0; i < 20; i++) {
-        const { ws, init, name } = await handshake(url, 'view-secret-42');
-        expect(init.readUInt16BE(0)).toBe(800);
+        const { socket: ws, width, name } = await openVncView(url, 'view-secret-42');
+        expect(width).toBe(800);
         expect(name).toBe(`cloud-browser ${session.runId}`);
         const closed = once(ws, 'close');
         // A message type RFB does not define, then noise.
@@ -261,7 +223,7 @@ describe('the VNC view, against a raw client', () => {
         expect(code).toBe(1002);
       }
       expect(await page.title()).toBe('remote');
-      const { ws } = await handshake(url, 'view-secret-42');
+      const { socket: ws } = await openVncView(url, 'view-secret-42');
       const closed = once(ws, 'close');
       // Clipboard text that says it is 2 GiB long.
       ws.send(Buffer.from([6, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff]));

@@ -335,6 +335,7 @@ export class EmulatedCrawl {
     let visited = isRefresh ? 0 : this.count('visited');
     let active = 0;
     const formats: ContentFormat[] = [...(c.content_formats ?? [])];
+    const fetcher = new PageFetcher(concurrency);
     const worker = async () => {
       for (;;) {
         if (this.cancelled) {
@@ -361,14 +362,8 @@ export class EmulatedCrawl {
         active++;
         this.credits++;
         const started = Date.now();
-        // One controller a request, tied to the crawl's: AbortSignal.any would leave a listener
-        // on the crawl's signal for every page until it is collected.
-        const request = new AbortController();
-        const abort = () => request.abort();
-        const timer = setTimeout(abort, 30_000);
-        this.controller.signal.addEventListener('abort', abort, { once: true });
         try {
-          const res = await fetcher.get(next.url, { headers, signal: request.signal, timeout: 30_000 });
+          const res = await fetcher.get(next.url, { headers, signal: this.controller.signal, timeout: 30_000 });
           const contentType = res.headers['content-type'] ?? '';
           const body = res.body;
           const record: PageRecord = {
@@ -423,16 +418,12 @@ export class EmulatedCrawl {
             depth: next.depth,
           });
           this.host.emit(this, 'crawler_url_failed', { url: next.url, reason: 'network' });
-        } finally {
-          clearTimeout(timer);
-          this.controller.signal.removeEventListener('abort', abort);
         }
         active--;
         if (active === 0 && queue.length === 0) wake(true);
         if (c.delay) await new Promise((r) => setTimeout(r, c.delay));
       }
     };
-    const fetcher = new PageFetcher(concurrency);
     try {
       await Promise.all(Array.from({ length: concurrency }, worker));
     } finally {

@@ -30,47 +30,58 @@ export class PageFetcher {
     this.https = new HttpsAgent({ keepAlive: true, maxSockets: concurrency });
   }
 
-  /** GET `url`, following redirects; fails on a network error, an abort or `timeout` ms of silence. */
+  /**
+   * GET `url`, following redirects; fails on a network error, when `signal` aborts (the crawl's:
+   * the listener lives as long as this one page) or after `timeout` ms for the whole page.
+   */
   async get(
     url: string,
     options: { headers: Record<string, string>; signal: AbortSignal; timeout: number },
   ): Promise<FetchedPage> {
-    let current = new URL(url);
-    for (let hop = 0; ; hop++) {
-      const res = await this.once(current, options);
-      const location = res.headers.location;
-      if (res.statusCode && [301, 302, 303, 307, 308].includes(res.statusCode) && location) {
-        res.resume();
-        if (hop === MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
-        current = new URL(location, current);
-        if (current.protocol !== 'http:' && current.protocol !== 'https:')
-          throw new Error(`a redirect to ${current.protocol}`);
-        continue;
+    const page = new AbortController();
+    const abort = () => page.abort(options.signal.reason);
+    options.signal.addEventListener('abort', abort, { once: true });
+    const timer = setTimeout(() => page.abort(new Error(`no answer within ${options.timeout} ms`)), options.timeout);
+    try {
+      let current = new URL(url);
+      for (let hop = 0; ; hop++) {
+        const res = await this.once(current, options.headers, page.signal);
+        const location = res.headers.location;
+        if (res.statusCode && [301, 302, 303, 307, 308].includes(res.statusCode) && location) {
+          res.resume();
+          if (hop === MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
+          current = new URL(location, current);
+          if (current.protocol !== 'http:' && current.protocol !== 'https:')
+            throw new Error(`a redirect to ${current.protocol}`);
+          continue;
+        }
+        const body = await readBody(res);
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        const status = res.statusCode ?? 0;
+        return { status, ok: status >= 200 && status < 300, url: current.href, headers, body };
       }
-      const body = await readBody(res, options.signal);
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(res.headers)) {
-        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-      }
-      const status = res.statusCode ?? 0;
-      return { status, ok: status >= 200 && status < 300, url: current.href, headers, body };
+    } catch (error) {
+      // The request's own AbortError says only "aborted": give the reason instead.
+      throw page.signal.aborted ? page.signal.reason : error;
+    } finally {
+      clearTimeout(timer);
+      options.signal.removeEventListener('abort', abort);
     }
   }
 
-  private once(
-    url: URL,
-    options: { headers: Record<string, string>; signal: AbortSignal; timeout: number },
-  ): Promise<IncomingMessage> {
+  /** One request; the signal destroys it, and with it the answer's body, when it aborts. */
+  private once(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const secure = url.protocol === 'https:';
       const req = (secure ? httpsRequest : httpRequest)(url, {
         method: 'GET',
         agent: secure ? this.https : this.http,
-        headers: { 'accept-encoding': 'gzip, deflate, br', accept: '*/*', ...options.headers },
-        signal: options.signal,
-        timeout: options.timeout,
+        headers: { 'accept-encoding': 'gzip, deflate, br', accept: '*/*', ...headers },
+        signal,
       });
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${options.timeout} ms`)));
       req.on('response', resolve);
       req.on('error', reject);
       req.end();
@@ -84,7 +95,7 @@ export class PageFetcher {
 }
 
 /** The body as text (UTF-8), its Content-Encoding undone. */
-async function readBody(res: IncomingMessage, signal: AbortSignal): Promise<string> {
+async function readBody(res: IncomingMessage): Promise<string> {
   const encodings = (res.headers['content-encoding'] ?? '')
     .split(',')
     .map((e) => e.trim().toLowerCase())
@@ -105,12 +116,6 @@ async function readBody(res: IncomingMessage, signal: AbortSignal): Promise<stri
     stream = stream.pipe(decoder);
   }
   const chunks: Buffer[] = [];
-  const onAbort = () => res.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-  signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-  }
+  for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
   return Buffer.concat(chunks).toString('utf8');
 }
