@@ -88,6 +88,8 @@ export interface CrawlerClientOptions {
   timeout?: number | undefined;
   /** @default the real clock */
   clock?: Clock | undefined;
+  /** Jitter of the retry backoff, in [0, 1). @default Math.random */
+  random?: (() => number) | undefined;
 }
 
 /** Options every method takes. */
@@ -96,6 +98,29 @@ export interface CallOptions {
 }
 
 type RetryPolicy = 'always' | 'when-service-says';
+
+/** What one call asks of {@link CrawlerClient.#request}. */
+interface RequestSpec extends CallOptions {
+  retry: RetryPolicy;
+  query?: Record<string, string | undefined>;
+  json?: unknown;
+  headers?: Record<string, string>;
+  /** Built anew for each attempt (a stream body can be read once). */
+  init?: () => RequestInit & { duplex?: 'half' };
+  /** A key other than the client's, for this call only. */
+  key?: string | undefined;
+  /** Hand back the body as a stream timed chunk by chunk, rather than read whole. */
+  streaming?: boolean;
+}
+
+/** A failed attempt: what to throw, and whether and when to ask again. */
+interface Failure {
+  error: unknown;
+  retryable: boolean;
+  /** The service's own retry budget, when it gives one. */
+  retryTimes: number | undefined;
+  waitMs: number;
+}
 
 const realClock: Clock = { now: () => Date.now(), sleep };
 
@@ -119,6 +144,7 @@ export class CrawlerClient {
   readonly #maxRetries: number;
   readonly #timeout: number;
   readonly #clock: Clock;
+  readonly #random: () => number;
 
   constructor(options: CrawlerClientOptions = {}) {
     const key = options.key ?? env(ENV.apiKey);
@@ -139,6 +165,7 @@ export class CrawlerClient {
     this.#maxRetries = options.maxRetries ?? 3;
     this.#timeout = options.timeout ?? 60_000;
     this.#clock = options.clock ?? realClock;
+    this.#random = options.random ?? Math.random;
   }
 
   /** Printing the client never shows the key. */
@@ -375,78 +402,87 @@ export class CrawlerClient {
     } while (cursor);
   }
 
-  async #request(
-    method: string,
-    path: string,
-    options: CallOptions & {
-      retry: RetryPolicy;
-      query?: Record<string, string | undefined>;
-      json?: unknown;
-      headers?: Record<string, string>;
-      init?: () => RequestInit & { duplex?: 'half' };
-      key?: string | undefined;
-      streaming?: boolean;
-    },
-  ): Promise<Response> {
-    const url = new URL(`${this.baseUrl}${path}`);
-    for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
-    url.searchParams.set('key', options.key ?? this.#key);
-    let attempt = 0;
+  async #request(method: string, path: string, spec: RequestSpec): Promise<Response> {
+    const url = this.#url(path, spec);
     let limit = this.#maxRetries;
-    for (;;) {
-      if (options.signal?.aborted) throw options.signal.reason;
-      const call = new Call(method, path, this.#timeout, options.signal);
-      let failure: unknown;
-      let retryable = false;
-      let wait = 0;
+    for (let attempt = 0; ; attempt++) {
+      if (spec.signal?.aborted) throw spec.signal.reason;
+      const call = new Call(method, path, this.#timeout, spec.signal);
+      let outcome: Failure;
       try {
-        const init = options.init?.() ?? {};
-        const res = await this.#fetch(url, {
-          method,
-          ...init,
-          ...(options.json === undefined ? {} : { body: JSON.stringify(options.json) }),
-          headers: {
-            accept: 'application/json',
-            ...(options.json === undefined ? {} : { 'content-type': 'application/json' }),
-            ...(init.headers as Record<string, string> | undefined),
-            ...options.headers,
-          },
-          signal: call.signal,
-        } as RequestInit);
-        if (res.ok) return options.streaming ? call.stream(res) : await call.read(res);
-        const text = await res.text().catch(() => '');
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {}
-        const error = ServiceError.generate(body, { status: res.status, headers: res.headers });
-        failure = error;
-        retryable =
-          options.retry === 'always'
-            ? error.is_retryable || RETRY_STATUSES.has(res.status) || res.status >= 500
-            : error.is_retryable;
-        if (error.retry_times !== undefined) limit = error.retry_times;
-        wait =
-          Math.max(error.retry_delay ?? 0, parseRetryAfter(res.headers.get('retry-after'), this.#clock.now()) ?? 0) *
-          1000;
+        const res = await this.#fetch(url, this.#init(method, spec, call.signal));
+        if (res.ok) return spec.streaming ? call.stream(res) : await call.read(res);
+        outcome = await this.#refusal(res, spec.retry);
       } catch (error) {
-        if (options.signal?.aborted) throw options.signal.reason;
-        failure = call.timedOut
-          ? call.signal.reason
-          : new ConnectionError(
-              `${method} ${path} failed: ${redact(error instanceof Error ? error.message : String(error))}`,
-              { cause: error },
-            );
-        retryable = options.retry === 'always';
+        if (spec.signal?.aborted) throw spec.signal.reason;
+        outcome = this.#networkFailure(method, path, error, call, spec.retry);
       } finally {
         call.settle();
       }
-      if (!retryable || attempt >= limit) throw failure;
-      const backoff = Math.min(30_000, 500 * 2 ** attempt);
-      const jittered = backoff / 2 + Math.random() * (backoff / 2);
-      await this.#clock.sleep(Math.max(jittered, wait), options.signal);
-      attempt++;
+      limit = outcome.retryTimes ?? limit;
+      if (!outcome.retryable || attempt >= limit) throw outcome.error;
+      await this.#clock.sleep(this.#backoff(attempt, outcome.waitMs), spec.signal);
     }
+  }
+
+  /** The request's address: the path, its query, and the key. */
+  #url(path: string, spec: RequestSpec): URL {
+    const url = new URL(`${this.baseUrl}${path}`);
+    for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+    url.searchParams.set('key', spec.key ?? this.#key);
+    return url;
+  }
+
+  /** One attempt's `fetch` options: a fresh body each time. */
+  #init(method: string, spec: RequestSpec, signal: AbortSignal): RequestInit {
+    const init = spec.init?.() ?? {};
+    return {
+      method,
+      ...init,
+      ...(spec.json === undefined ? {} : { body: JSON.stringify(spec.json) }),
+      headers: {
+        accept: 'application/json',
+        ...(spec.json === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(init.headers as Record<string, string> | undefined),
+        ...spec.headers,
+      },
+      signal,
+    } as RequestInit;
+  }
+
+  /** A non-2xx answer: its error, and whether and when to ask again (D13). */
+  async #refusal(res: Response, policy: RetryPolicy): Promise<Failure> {
+    const text = await res.text().catch(() => '');
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    const error = ServiceError.generate(body, { status: res.status, headers: res.headers });
+    const retryable =
+      policy === 'always'
+        ? error.is_retryable || RETRY_STATUSES.has(res.status) || res.status >= 500
+        : error.is_retryable;
+    const after = parseRetryAfter(res.headers.get('retry-after'), this.#clock.now()) ?? 0;
+    return { error, retryable, retryTimes: error.retry_times, waitMs: Math.max(error.retry_delay ?? 0, after) * 1000 };
+  }
+
+  /** No answer: a timeout, or a network failure (never with the key in its message). */
+  #networkFailure(method: string, path: string, error: unknown, call: Call, policy: RetryPolicy): Failure {
+    const failure = call.timedOut
+      ? call.signal.reason
+      : new ConnectionError(
+          `${method} ${path} failed: ${redact(error instanceof Error ? error.message : String(error))}`,
+          {
+            cause: error,
+          },
+        );
+    return { error: failure, retryable: policy === 'always', retryTimes: undefined, waitMs: 0 };
+  }
+
+  /** Exponential backoff with jitter, at least what the service asked for. */
+  #backoff(attempt: number, atLeastMs: number): number {
+    const backoff = Math.min(30_000, 500 * 2 ** attempt);
+    return Math.max(backoff / 2 + this.#random() * (backoff / 2), atLeastMs);
   }
 }
 
