@@ -8,7 +8,8 @@ import { isConfigError } from '../errors.js';
 import { projectSalt } from '../session/salt.js';
 import { type ParsedBrowserUrl, parseBrowserUrl } from '../session/url.js';
 import { findChromium } from './chromium.js';
-import { CrawlerApi, type DeliveryRecord, type EmulatorWebhook } from './crawler/api.js';
+import { CrawlerApi } from './crawler/api.js';
+import type { DeliveryRecord, EmulatorWebhook } from './crawler/deliveries.js';
 import { errorBody, refuseUpgrade, sendJson } from './http.js';
 import { EmulatedSession, type EmulatorSessionInfo } from './session.js';
 

@@ -9,30 +9,14 @@ import {
   REFRESH_INTERVAL_RANGE,
 } from '../../crawler/schema.js';
 import { toConfigIssues } from '../../internal/issues.js';
-import type { CrawlerEvent } from '../../webhooks/constants.js';
-import { signDelivery } from '../../webhooks/sign.js';
 import { errorBody, sendJson } from '../http.js';
 import { har, warc } from './artifacts.js';
 import { EmulatedCrawl } from './crawl.js';
+import { DeliveryQueue, type DeliveryRecord, type EmulatorWebhook } from './deliveries.js';
 import { format } from './formats.js';
+import { RefreshScheduler } from './scheduler.js';
 import { best, type Hit, tokens } from './search.js';
 
-/** A named webhook: where deliveries go and the secret that signs them. */
-export interface EmulatorWebhook {
-  url: string;
-  secret: string;
-}
-
-/** A delivery the emulator made, for tests and the CLI. */
-export interface DeliveryRecord {
-  webhook: string;
-  event: CrawlerEvent | 'ping';
-  crawl?: string;
-  status: number | 'failed';
-  attempts: number;
-}
-
-const DEFAULT_EVENTS: CrawlerEvent[] = ['crawler_started', 'crawler_stopped', 'crawler_cancelled', 'crawler_finished'];
 const MAX_SEARCH_CRAWLS = 10;
 const PAGE_SIZE = 100;
 
@@ -71,26 +55,28 @@ export interface CrawlerApiOptions {
 /** The crawler half of the emulator. */
 export class CrawlerApi {
   readonly crawls = new Map<string, EmulatedCrawl>();
-  readonly deliveries: DeliveryRecord[] = [];
-  private offset = 0;
+  private readonly queue: DeliveryQueue;
+  private readonly scheduler: RefreshScheduler;
   private promptErrorAfter: number | undefined;
-  private readonly pinged = new Set<string>();
-  private readonly chains = new Map<string, Promise<void>>();
-  private readonly timer: NodeJS.Timeout;
-  private readonly baseNow: () => number;
 
   constructor(private readonly options: CrawlerApiOptions) {
-    this.baseNow = options.now ?? Date.now;
-    this.timer = setInterval(() => void this.runDueRefreshes(), 1000);
-    this.timer.unref();
+    this.scheduler = new RefreshScheduler(this.crawls, options.now ?? Date.now);
+    this.queue = new DeliveryQueue(options.webhooks, this.scheduler.now);
   }
 
-  now = (): number => this.baseNow() + this.offset;
+  /** The emulator's clock, ms. */
+  get now(): () => number {
+    return this.scheduler.now;
+  }
+
+  /** Every webhook delivery made so far. */
+  get deliveries(): readonly DeliveryRecord[] {
+    return this.queue.deliveries;
+  }
 
   /** Move the emulator's clock forward and run the refreshes that became due. */
-  async advanceTime(ms: number): Promise<void> {
-    this.offset += ms;
-    await this.runDueRefreshes();
+  advanceTime(ms: number): Promise<void> {
+    return this.scheduler.advanceTime(ms);
   }
 
   /** The next prompt answer sends an `event: error` frame after `tokens` tokens. */
@@ -99,22 +85,15 @@ export class CrawlerApi {
   }
 
   /** Wait until every webhook delivery queued so far has been made. */
-  async settled(): Promise<void> {
-    await Promise.all([...this.chains.values()]);
+  settled(): Promise<void> {
+    return this.queue.settled();
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    this.scheduler.close();
     for (const c of this.crawls.values()) c.cancel();
     await Promise.all([...this.crawls.values()].map((c) => c.running));
     await this.settled();
-  }
-
-  private async runDueRefreshes(): Promise<void> {
-    const due = [...this.crawls.values()].filter(
-      (c) => !c.running && c.nextRefreshAt !== null && c.nextRefreshAt <= this.now(),
-    );
-    await Promise.all(due.map((c) => c.refresh()));
   }
 
   /** Handle a request under /crawl; false when the path is not the crawler's. */
@@ -219,7 +198,7 @@ export class CrawlerApi {
       const issues = toConfigIssues(parsed.error.issues, CRAWL_OPTION_NAMES);
       return error(res, 400, 'ERR::CRAWLER::INVALID_CONFIG', issues.map((i) => i.message).join('; '));
     }
-    if (parsed.data.webhook_name && !this.options.webhooks?.[parsed.data.webhook_name]) {
+    if (parsed.data.webhook_name && !this.queue.has(parsed.data.webhook_name)) {
       return error(
         res,
         400,
@@ -230,7 +209,7 @@ export class CrawlerApi {
     }
     const crawl = new EmulatedCrawl(parsed.data, key, {
       now: this.now,
-      emit: (c, event, data) => this.emit(c, event, data),
+      emit: (c, event, data) => this.queue.emit(c, event, data),
     });
     this.crawls.set(crawl.uuid, crawl);
     crawl.start();
@@ -430,61 +409,5 @@ export class CrawlerApi {
     }
     void crawl.refresh();
     send(res, 202, { uuid: crawl.uuid, status: crawl.status, refresh_run: crawl.refreshRuns });
-  }
-
-  private emit(crawl: EmulatedCrawl, event: CrawlerEvent, data: Record<string, unknown>): void {
-    const name = crawl.config.webhook_name;
-    const hook = name ? this.options.webhooks?.[name] : undefined;
-    if (!name || !hook) return;
-    const wanted = crawl.config.webhook_events?.length ? crawl.config.webhook_events : DEFAULT_EVENTS;
-    if (!wanted.includes(event)) return;
-    const payload = { event, crawler_uuid: crawl.uuid, timestamp: new Date(this.now()).toISOString(), ...data };
-    // Deliveries to one webhook go out in order.
-    const previous = this.chains.get(name) ?? Promise.resolve();
-    const next = previous.then(async () => {
-      if (!this.pinged.has(name)) {
-        this.pinged.add(name);
-        await this.deliver(name, hook, 'ping', undefined, { resourceType: 'ping' });
-      }
-      await this.deliver(
-        name,
-        hook,
-        event,
-        crawl.uuid,
-        signDelivery({ body: payload, secret: hook.secret, resourceType: 'crawl', contentEncoding: 'gzip' }),
-      );
-    });
-    this.chains.set(
-      name,
-      next.catch(() => {}),
-    );
-  }
-
-  private async deliver(
-    name: string,
-    hook: EmulatorWebhook,
-    event: CrawlerEvent | 'ping',
-    crawl: string | undefined,
-    delivery: { headers: Record<string, string>; body: Buffer } | { resourceType: 'ping' },
-  ): Promise<void> {
-    const init =
-      'resourceType' in delivery
-        ? { headers: { 'x-service-webhook-resource-type': 'ping', 'content-type': 'application/json' }, body: '{}' }
-        : { headers: delivery.headers, body: new Uint8Array(delivery.body) };
-    let status: number | 'failed' = 'failed';
-    let attempts = 0;
-    for (; attempts < 4; ) {
-      attempts++;
-      try {
-        const res = await fetch(hook.url, { method: 'POST', ...init, signal: AbortSignal.timeout(10_000) });
-        await res.arrayBuffer().catch(() => undefined);
-        status = res.status;
-        if (res.ok || (res.status < 500 && res.status !== 429)) break;
-      } catch {
-        status = 'failed';
-      }
-      await new Promise((r) => setTimeout(r, 100 * 2 ** attempts));
-    }
-    this.deliveries.push({ webhook: name, event, ...(crawl ? { crawl } : {}), status, attempts });
   }
 }
