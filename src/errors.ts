@@ -439,6 +439,15 @@ export function isBadRequestError(e: unknown): e is BadRequestError {
   return hasKind(e, 'BadRequestError');
 }
 /**
+ * Whether `e` is a {@link NotFoundError}.
+ *
+ * @example
+ * catch (e) { if (isNotFoundError(e)) console.error('no such crawl') }
+ */
+export function isNotFoundError(e: unknown): e is NotFoundError {
+  return hasKind(e, 'NotFoundError');
+}
+/**
  * Whether `e` is a {@link RateLimitError}.
  *
  * @example

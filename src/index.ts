@@ -18,6 +18,7 @@ export {
   isConfigError,
   isConnectionError,
   isCrawlerError,
+  isNotFoundError,
   isRateLimitError,
   isServiceError,
   isSessionClosedError,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../src/emulator/index.js';
 import { signDelivery } from '../src/webhooks/index.js';
 import { type CrawlSite, startCrawlSite } from './support/crawl-site.js';
+import { crawlBody } from './support/deliveries.js';
 import { startUntil } from './support/process.js';
 
 // Each example runs as a user would run it (tsx, the package by its name), against the emulator.
@@ -73,7 +74,7 @@ describe('examples run against the emulator', () => {
       });
       const url = /listening on (\S+)/.exec(receiver.output())?.[1] ?? '';
       const signed = signDelivery({
-        body: { event: 'crawler_finished', crawler_uuid: 'c' },
+        body: crawlBody('crawler_finished', 'c'),
         secret: 'whsec-example-1',
         resourceType: 'crawl',
         contentEncoding: 'br',

@@ -120,12 +120,14 @@ export async function runDemo(out: (line: string) => void = (l) => process.stdou
 
     out('\n3. Prompt: "How much does a subscription cost?"');
     let answer = '  ';
-    for await (const token of crawler.prompt({ crawls: [uuid], prompt: 'How much does a subscription cost?' })) {
+    const stream = crawler.prompt({ crawls: [uuid], prompt: 'How much does a subscription cost?' });
+    for await (const token of stream) {
       answer += token;
       process.stdout.write(token);
     }
     process.stdout.write('\n');
     if (!answer.trim()) throw new Error('the prompt gave no answer');
+    for (const s of stream.sources) out(`  [${s.id}] ${s.url}`);
 
     out('\n4. Webhooks received by the reference receiver');
     await emulator.crawler.settled();

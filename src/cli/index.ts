@@ -9,8 +9,10 @@ import { startRelay } from '../connect/relay.js';
 import { openSession } from '../connect/session.js';
 import { RESERVED_CDP_ID } from '../connect/socket.js';
 import { CrawlerClient } from '../crawler/client.js';
-import type { CrawlConfig } from '../crawler/schema.js';
+import type { ContentFormat, CrawlConfig } from '../crawler/schema.js';
+import type { CrawlUrlStatus } from '../crawler/wire.js';
 import { startEmulator } from '../emulator/server.js';
+import { ConfigError } from '../errors.js';
 import { redactUrl } from '../internal/redact.js';
 import { type BrowserUrlOptions, buildBrowserUrl } from '../session/url.js';
 import { serveWebhooks } from '../webhooks/adapters.js';
@@ -202,8 +204,8 @@ common(
         pollInterval: Number(opts.poll),
         ...(opts.timeout ? { timeout: Number(opts.timeout) * 1000 } : {}),
         onProgress: (s) => {
-          // Of the page limit when the service says it, else of what is known so far.
-          const limit = typeof s.page_limit === 'number' ? s.page_limit : s.state.urls_visited + s.state.urls_to_crawl;
+          // Of what is known so far: visited and still to crawl.
+          const limit = s.state.urls_visited + s.state.urls_to_crawl;
           if (!opts.json)
             progress.update(s.state.urls_visited, limit, s.state.urls_failed, (Date.now() - started) / 1000);
         },
@@ -226,11 +228,35 @@ common(
   crawl
     .command('urls <uuid>')
     .description('List the URLs a crawl met')
-    .option('--status <status>', 'visited, failed or skipped'),
+    .addOption(
+      new Option('--status <status>', 'which URLs')
+        .choices(['visited', 'pending', 'failed', 'skipped'])
+        .default('visited'),
+    )
+    .option('--per-page <n>', 'URLs a request, 1 to 1000', '100'),
 ).action(
-  run(async (uuid: string, opts: Common & { status?: 'visited' | 'failed' | 'skipped' }) => {
-    for await (const u of client(opts).urls(uuid, opts.status ? { status: opts.status } : {}))
-      print(opts.json ? u : `${u.status}\t${u.url}`, opts.json === true);
+  run(async (uuid: string, opts: Common & { status: CrawlUrlStatus; perPage: string }) => {
+    for await (const u of client(opts).urls(uuid, { status: opts.status, perPage: Number(opts.perPage) }))
+      print(opts.json ? u : `${u.status}\t${u.url}${u.reason ? `\t${u.reason}` : ''}`, opts.json === true);
+  }),
+);
+
+common(
+  crawl
+    .command('read <uuid> <url>')
+    .description('Print one page in one format, as the crawl kept it')
+    .addOption(
+      new Option('--format <format>', 'the format')
+        .choices(['html', 'markdown', 'text', 'clean_html'])
+        .default('markdown'),
+    ),
+).action(
+  run(async (uuid: string, url: string, opts: Common & { format: ContentFormat }) => {
+    const text = await client(opts).read(uuid, url, { format: opts.format });
+    if (text === null)
+      throw new ConfigError('crawl read', [{ option: 'url', message: `the crawl kept no ${opts.format} of that URL` }]);
+    if (opts.json) print({ url, format: opts.format, content: text }, true);
+    else process.stdout.write(`${text}\n`);
   }),
 );
 
@@ -239,11 +265,17 @@ common(
     .command('contents <uuid>')
     .description('Print page contents')
     .option('--formats <list>', 'html,markdown,text,clean_html', 'markdown')
+    .option('--limit <n>', 'pages a request, 1 to 50')
     .option('--url <url>', 'one page only'),
 ).action(
-  run(async (uuid: string, opts: Common & { formats: string; url?: string }) => {
-    const formats = opts.formats.split(',') as ('html' | 'markdown' | 'text' | 'clean_html')[];
-    for await (const p of client(opts).contents(uuid, { formats, ...(opts.url ? { url: opts.url } : {}) })) {
+  run(async (uuid: string, opts: Common & { formats: string; limit?: string; url?: string }) => {
+    const formats = opts.formats.split(',') as ContentFormat[];
+    const options = {
+      formats,
+      ...(opts.url ? { url: opts.url } : {}),
+      ...(opts.limit ? { limit: Number(opts.limit) } : {}),
+    };
+    for await (const p of client(opts).contents(uuid, options)) {
       if (opts.json) print(p, true);
       else for (const f of formats) process.stdout.write(`## ${p.url} (${f})\n${p.content[f] ?? ''}\n\n`);
     }
@@ -273,8 +305,8 @@ common(
   run(async (query: string, opts: Common & { crawl: string[] }) => {
     const res = await client(opts).search({ crawls: opts.crawl, query });
     if (opts.json) return print(res, true);
-    for (const r of res.results) process.stdout.write(`${r.score.toFixed(2)}\t${r.url}\t${r.snippet ?? ''}\n`);
-    for (const s of res.skipped) process.stdout.write(`skipped ${s.crawl}: ${s.reason}\n`);
+    for (const r of res.results) process.stdout.write(`${r.score.toFixed(2)}\t${r.url}\t${r.text}\n`);
+    for (const s of res.skipped) process.stdout.write(`skipped ${s.crawler_uuid}: ${s.reason}\n`);
   }),
 );
 
@@ -286,25 +318,50 @@ common(
 ).action(
   run(async (prompt: string, opts: Common & { crawl: string[] }) => {
     let text = '';
-    for await (const token of client(opts).prompt({ crawls: opts.crawl, prompt })) {
+    const answer = client(opts).prompt({ crawls: opts.crawl, prompt });
+    for await (const token of answer) {
       text += token;
       if (!opts.json) process.stdout.write(token);
     }
-    if (opts.json) print({ answer: text }, true);
-    else process.stdout.write('\n');
+    if (opts.json) print({ answer: text, sources: answer.sources, done: answer.done }, true);
+    else {
+      process.stdout.write('\n');
+      for (const s of answer.sources) process.stdout.write(`[${s.id}] ${s.url}\n`);
+    }
   }),
 );
 
-for (const action of ['refresh', 'cancel'] as const) {
-  common(
-    crawl.command(`${action} <uuid>`).description(`${action === 'refresh' ? 'Refresh' : 'Cancel'} a crawl`),
-  ).action(
-    run(async (uuid: string, opts: Common) => {
-      const res = await client(opts)[action](uuid);
-      print(opts.json ? res : `${action === 'refresh' ? 'refresh started' : 'cancelled'}: ${uuid}`, opts.json === true);
-    }),
-  );
-}
+common(
+  crawl
+    .command('refresh <uuid>')
+    .description('Refresh a crawl now, or change its refresh schedule')
+    .option('--every <seconds>', 'refresh on this period, 3600 to 7776000 seconds')
+    .option('--off', 'stop refreshing (the period is kept)'),
+).action(
+  run(async (uuid: string, opts: Common & { every?: string; off?: boolean }) => {
+    const c = client(opts);
+    if (opts.every === undefined && !opts.off) {
+      const res = await c.refresh(uuid);
+      return print(opts.json ? res : `refresh started: ${uuid}`, opts.json === true);
+    }
+    const every = opts.every === undefined ? undefined : /^\d+$/.test(opts.every) ? Number(opts.every) : Number.NaN;
+    const res = await c.updateRefresh(uuid, {
+      ...(opts.off ? { refresh: false } : { refresh: true }),
+      ...(every === undefined ? {} : { refresh_interval: every }),
+    });
+    print(
+      opts.json ? res : res.enabled ? `refreshing every ${res.interval_seconds} s: ${uuid}` : `refresh off: ${uuid}`,
+      opts.json === true,
+    );
+  }),
+);
+
+common(crawl.command('cancel <uuid>').description('Cancel a crawl')).action(
+  run(async (uuid: string, opts: Common) => {
+    const res = await client(opts).cancel(uuid);
+    print(opts.json ? res : `cancelled: ${uuid}`, opts.json === true);
+  }),
+);
 
 program
   .command('webhooks')
@@ -315,10 +372,12 @@ program
   .option('--port <port>', 'port (0 picks one)', '8080')
   .option('--host <host>', 'address', '127.0.0.1')
   .option('--path <path>', 'path', '/webhook')
+  .option('--header-prefix <prefix>', 'header prefix: X-Scrapfly-Webhook- for the live service', 'X-Service-Webhook-')
   .addHelpText('after', '\nExample:\n  $ cloud-browser webhooks serve --secret $SIGNING_SECRET --port 8080')
   .action(
-    run(async (opts: { secret: string[]; port: string; host: string; path: string }) => {
+    run(async (opts: { secret: string[]; port: string; host: string; path: string; headerPrefix: string }) => {
       const receiver = await serveWebhooks({
+        headerPrefix: opts.headerPrefix,
         port: Number(opts.port),
         host: opts.host,
         path: opts.path,

@@ -1,68 +1,43 @@
 /**
- * The crawler client (spec parts 4, 5, 7; D8-D13): every crawl operation, with retries,
- * waiting, lazy page iteration, streamed artifacts and prompt streams.
+ * The crawler client (spec parts 4, 5, 7; D8-D13): every crawl operation on the live wire,
+ * with retries, waiting, lazy paging of URLs and contents, batches, streamed artifacts and
+ * prompt streams.
  */
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { meros } from 'meros/browser';
 import {
   ConfigError,
+  type ConfigIssue,
   ConnectionError,
   CrawlerError,
-  isTimeoutError,
+  isServiceError,
   parseRetryAfter,
   ServiceError,
   TimeoutError,
 } from '../errors.js';
 import { show } from '../internal/issues.js';
+import { numberIssues } from '../internal/knobs.js';
 import { redact, registerSecret } from '../internal/redact.js';
 import { sleep } from '../internal/sleep.js';
 import { ENV, env } from '../session/url.js';
+import { Call } from './call.js';
 import { encodeCrawlRequest } from './multipart.js';
-import { CONTENT_FORMATS, type CrawlConfig } from './schema.js';
-
-/** Crawl states (D11). */
-export type CrawlStatusName = 'PENDING' | 'RUNNING' | 'DONE' | 'CANCELLED' | (string & {});
-
-/** The status record of a crawl (D11). Unknown fields are kept. */
-export interface CrawlStatus {
-  uuid: string;
-  status: CrawlStatusName;
-  is_complete: boolean;
-  /** `null` while running. */
-  is_success: boolean | null;
-  state: {
-    urls_visited: number;
-    urls_extracted: number;
-    urls_failed: number;
-    urls_skipped: number;
-    urls_to_crawl: number;
-    api_credit_used: number;
-    duration: number;
-    stop_reason: string | null;
-    [field: string]: unknown;
-  };
-  [field: string]: unknown;
-}
-
-/** One URL a crawl met. */
-export interface CrawlUrl {
-  url: string;
-  status: 'visited' | 'failed' | 'skipped' | (string & {});
-  [field: string]: unknown;
-}
-
-/** One page's contents, by format. */
-export interface CrawlContent {
-  url: string;
-  content: Partial<Record<'html' | 'markdown' | 'text' | 'clean_html', string>>;
-  [field: string]: unknown;
-}
-
-/** A search response (spec 2.3): `skipped` lists crawls that were skipped, not an error. */
-export interface SearchResponse {
-  results: { crawl: string; url: string; score: number; snippet?: string; [field: string]: unknown }[];
-  skipped: { crawl: string; reason: string; [field: string]: unknown }[];
-  [field: string]: unknown;
-}
+import { PromptStream } from './prompt.js';
+import { CONTENT_FORMATS, type ContentFormat, type CrawlConfig, REFRESH_INTERVAL_RANGE } from './schema.js';
+import {
+  type CrawlContent,
+  type CrawlRefreshState,
+  type CrawlStatus,
+  type CrawlUrl,
+  type CrawlUrlStatus,
+  readRefreshState,
+  readSearch,
+  readStatus,
+  readUrlLines,
+  SEARCH_MODES,
+  type SearchMode,
+  type SearchResponse,
+  URL_STATUSES,
+} from './wire.js';
 
 /** The clock the client waits with; injected by tests. */
 export interface Clock {
@@ -78,7 +53,7 @@ export interface CrawlerClientOptions {
   baseUrl?: string | undefined;
   /** A `fetch` to use instead of the global one. */
   fetch?: typeof fetch | undefined;
-  /** Retries of a retryable failure, unless the service says `retry_times`. @default 3 */
+  /** Retries of a retryable failure, 0 to 10, unless the service says `retry_times`. @default 3 */
   maxRetries?: number | undefined;
   /**
    * Milliseconds to wait on the service: for an answer, read whole, or, for a stream (an
@@ -92,9 +67,57 @@ export interface CrawlerClientOptions {
   random?: (() => number) | undefined;
 }
 
+/** Defaults of {@link CrawlerClientOptions} and of the methods' options. */
+export const CRAWLER_CLIENT_DEFAULTS = {
+  maxRetries: 3,
+  timeout: 60_000,
+  pollInterval: 2000,
+  perPage: 100,
+} as const;
+
 /** Options every method takes. */
 export interface CallOptions {
   signal?: AbortSignal | undefined;
+}
+
+/** Options of {@link CrawlerClient.wait}. */
+export interface WaitOptions extends CallOptions {
+  /** Milliseconds between polls. @default 2000 */
+  pollInterval?: number | undefined;
+  /** Give up after this many milliseconds (the crawl goes on). @default no limit */
+  timeout?: number | undefined;
+  onProgress?: ((status: CrawlStatus) => void) | undefined;
+}
+
+/** What {@link CrawlerClient.search} asks (D10). */
+export interface SearchParams {
+  /** The crawls to search, one or more ids. Sent as `crawl_ids`. */
+  crawls: readonly string[];
+  query: string;
+  /** 1 to 50. @default the service's, 10 */
+  limit?: number | undefined;
+  mode?: SearchMode | undefined;
+  filters?: { url_prefix?: string; host?: string; [filter: string]: unknown } | undefined;
+  /** The `cursor` of the previous page. */
+  cursor?: string | undefined;
+}
+
+/** What {@link CrawlerClient.prompt} asks (D10). */
+export interface PromptParams {
+  /** The crawls to ask, one or more ids. Sent as `crawl_ids`. */
+  crawls: readonly string[];
+  prompt: string;
+  /** How passages are retrieved for the answer. */
+  search?: { limit?: number; mode?: SearchMode; filters?: SearchParams['filters'] } | undefined;
+  /** The generation model, when the service offers a choice. */
+  model?: string | undefined;
+}
+
+/** A change to a crawl's refresh schedule (`PATCH /crawl/{uuid}/refresh`). */
+export interface RefreshSettings {
+  refresh?: boolean | undefined;
+  /** 3600 to 7776000 seconds. */
+  refresh_interval?: number | undefined;
 }
 
 type RetryPolicy = 'always' | 'when-service-says';
@@ -125,11 +148,51 @@ interface Failure {
 const realClock: Clock = { now: () => Date.now(), sleep };
 
 const RETRY_STATUSES = new Set([408, 429]);
-const URL_STATUSES: readonly string[] = ['visited', 'failed', 'skipped'];
+/** Content type of each format in plain mode and in batch parts (D10). */
+const FORMAT_TYPES: Record<ContentFormat, string> = {
+  html: 'text/html',
+  clean_html: 'text/html',
+  markdown: 'text/markdown',
+  text: 'text/plain',
+};
+
+const badResponse = (message: string, status: number) =>
+  ServiceError.generate({ code: 'ERR::CRAWLER::BAD_RESPONSE', message }, { status });
+
+function refuse(subject: string, issues: ConfigIssue[]): void {
+  if (issues.length > 0) throw new ConfigError(subject, issues);
+}
+
+function formatIssues(formats: unknown, option = 'formats', required = false): ConfigIssue[] {
+  if (formats === undefined && !required) return [];
+  if (!Array.isArray(formats) || (required && formats.length === 0)) {
+    return [
+      { option, message: `\`${option}\` must be a list of ${CONTENT_FORMATS.join(', ')} (got ${show(formats)})` },
+    ];
+  }
+  const wrong = formats.find((f) => !CONTENT_FORMATS.includes(f as never));
+  return wrong === undefined
+    ? []
+    : [{ option, message: `\`${option}\` entries must be ${CONTENT_FORMATS.join(', ')} (got ${show(wrong)})` }];
+}
 
 /**
- * A client of the crawler API. The key always travels as the `key` query parameter and
- * never appears in an error or log.
+ * Split formats so that no two in one batch share a content type: a batch part is told apart
+ * by its `Content-Type` alone, and html and clean_html are both `text/html`.
+ */
+function byContentType(formats: readonly ContentFormat[]): ContentFormat[][] {
+  const groups: ContentFormat[][] = [];
+  for (const f of new Set(formats)) {
+    const group = groups.find((g) => !g.some((other) => FORMAT_TYPES[other] === FORMAT_TYPES[f]));
+    if (group) group.push(f);
+    else groups.push([f]);
+  }
+  return groups;
+}
+
+/**
+ * A client of the crawler API, speaking the wire the live service speaks. The key always
+ * travels as the `key` query parameter and never appears in an error or log.
  *
  * @example
  * const crawler = new CrawlerClient();
@@ -149,7 +212,7 @@ export class CrawlerClient {
   constructor(options: CrawlerClientOptions = {}) {
     const key = options.key ?? env(ENV.apiKey);
     const baseUrl = options.baseUrl ?? env(ENV.apiUrl);
-    const issues = [];
+    const issues: ConfigIssue[] = [];
     if (!key) issues.push({ option: 'key', message: `\`key\` is required: pass it, or set ${ENV.apiKey}` });
     if (!baseUrl || !URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
       issues.push({
@@ -157,13 +220,19 @@ export class CrawlerClient {
         message: `\`baseUrl\` must be the service's http(s) address: pass it, or set ${ENV.apiUrl}`,
       });
     }
-    if (issues.length > 0) throw new ConfigError('crawler client options', issues);
+    issues.push(
+      ...numberIssues({
+        maxRetries: [options.maxRetries, { min: 0, max: 10, unit: 'retries' }],
+        timeout: [options.timeout, { min: 1, max: 2_147_483_647, unit: 'milliseconds' }],
+      }),
+    );
+    refuse('crawler client options', issues);
     registerSecret(key);
     this.#key = key as string;
     this.baseUrl = (baseUrl as string).replace(/\/+$/, '');
     this.#fetch = options.fetch ?? globalThis.fetch;
-    this.#maxRetries = options.maxRetries ?? 3;
-    this.#timeout = options.timeout ?? 60_000;
+    this.#maxRetries = options.maxRetries ?? CRAWLER_CLIENT_DEFAULTS.maxRetries;
+    this.#timeout = options.timeout ?? CRAWLER_CLIENT_DEFAULTS.timeout;
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
   }
@@ -173,8 +242,14 @@ export class CrawlerClient {
     return `CrawlerClient { baseUrl: '${this.baseUrl}' }`;
   }
 
-  /** Start a crawl (`POST /crawl`, multipart). Retried only when the service says it may be. */
-  async start(config: CrawlConfig, options: CallOptions = {}): Promise<{ uuid: string; [field: string]: unknown }> {
+  /**
+   * Start a crawl (`POST /crawl`, D9): JSON, or with `url_list` a multipart form whose URLs
+   * stream a batch at a time. Retried only when the service says it may be.
+   */
+  async start(
+    config: CrawlConfig,
+    options: CallOptions = {},
+  ): Promise<{ uuid: string; crawler_uuid: string; [field: string]: unknown }> {
     const encoded = encodeCrawlRequest(config);
     const key = typeof config.key === 'string' ? config.key : undefined;
     registerSecret(key);
@@ -188,50 +263,39 @@ export class CrawlerClient {
         headers: { 'content-type': encoded.contentType, 'content-length': String(encoded.contentLength) },
       }),
     });
-    const body = (await res.json()) as { uuid?: unknown; crawler_uuid?: unknown };
-    const uuid = typeof body.uuid === 'string' ? body.uuid : body.crawler_uuid;
-    if (typeof uuid !== 'string' || uuid === '') {
-      throw ServiceError.generate(
-        { code: 'ERR::CRAWLER::BAD_RESPONSE', message: 'the crawl start answer has no uuid' },
-        { status: res.status },
-      );
-    }
-    return { ...body, uuid };
+    const body = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+    const uuid = [body?.crawler_uuid, body?.uuid].find((v) => typeof v === 'string' && v !== '') as string | undefined;
+    if (uuid === undefined) throw badResponse('the crawl start answer has no crawler_uuid', res.status);
+    return { ...body, uuid, crawler_uuid: uuid };
   }
 
-  /** The crawl's status record (D11), unknown fields kept. */
+  /** The crawl's status record (D11), both names of each pair present, unknown fields kept. */
   async status(uuid: string, options: CallOptions = {}): Promise<CrawlStatus> {
     const res = await this.#request('GET', `/crawl/${this.#id(uuid)}/status`, { ...options, retry: 'always' });
-    return (await res.json()) as CrawlStatus;
+    const status = readStatus(await res.json().catch(() => undefined));
+    if (!status) throw badResponse('the status record names no crawler_uuid', res.status);
+    return status;
   }
 
   /**
-   * Poll until the crawl completes. A crawl that ends failed or cancelled throws a
-   * {@link CrawlerError} naming it; a `timeout` throws a {@link TimeoutError} and leaves the crawl running.
+   * Poll until the crawl is finished (`is_finished` or `is_complete`). A crawl that ends
+   * failed or cancelled throws a {@link CrawlerError} naming it; a `timeout` throws a
+   * {@link TimeoutError} and leaves the crawl running.
    */
-  async wait(
-    uuid: string,
-    options: CallOptions & { pollInterval?: number; timeout?: number; onProgress?: (status: CrawlStatus) => void } = {},
-  ): Promise<CrawlStatus> {
+  async wait(uuid: string, options: WaitOptions = {}): Promise<CrawlStatus> {
+    refuse(
+      'wait options',
+      numberIssues({
+        pollInterval: [options.pollInterval, { min: 1, max: 3_600_000, unit: 'milliseconds' }],
+        timeout: [options.timeout, { min: 0, unit: 'milliseconds' }],
+      }),
+    );
     const started = this.#clock.now();
-    const interval = options.pollInterval ?? 2000;
+    const interval = options.pollInterval ?? CRAWLER_CLIENT_DEFAULTS.pollInterval;
     for (;;) {
       const status = await this.status(uuid, options);
       options.onProgress?.(status);
-      if (status.is_complete) {
-        if (status.status === 'CANCELLED' || status.is_success === false) {
-          const reason = status.state?.stop_reason ?? status.status;
-          throw new CrawlerError({
-            message: `the crawl ${uuid} ended ${status.status === 'CANCELLED' ? 'cancelled' : 'unsuccessfully'} (${reason})`,
-            code: status.status === 'CANCELLED' ? 'ERR::CRAWLER::CANCELLED' : 'ERR::CRAWLER::FAILED',
-            http_status_code: 200,
-            is_retryable: false,
-            resource: 'CRAWLER',
-            uuid,
-          });
-        }
-        return status;
-      }
+      if (status.is_finished) return this.#ended(uuid, status);
       // The last poll is at the deadline itself, so a crawl that completes just in time counts.
       const left = options.timeout === undefined ? interval : options.timeout - (this.#clock.now() - started);
       if (left <= 0) {
@@ -243,42 +307,176 @@ export class CrawlerClient {
     }
   }
 
-  /** Every URL the crawl met, fetched a page at a time as you iterate. */
-  urls(
-    uuid: string,
-    options: CallOptions & { status?: 'visited' | 'failed' | 'skipped' } = {},
-  ): AsyncIterable<CrawlUrl> {
-    if (options.status !== undefined && !URL_STATUSES.includes(options.status)) {
-      throw new ConfigError('urls options', [
-        { option: 'status', message: `\`status\` must be ${URL_STATUSES.join(', ')} (got ${show(options.status)})` },
-      ]);
-    }
-    return this.#pages<CrawlUrl>(`/crawl/${this.#id(uuid)}/urls`, 'urls', { status: options.status }, options);
+  #ended(uuid: string, status: CrawlStatus): CrawlStatus {
+    const cancelled = status.status === 'CANCELLED';
+    if (!cancelled && status.is_success !== false) return status;
+    const reason = status.state.stop_reason ?? status.status;
+    throw new CrawlerError({
+      message: `the crawl ${uuid} ended ${cancelled ? 'cancelled' : 'unsuccessfully'} (${reason})`,
+      code: cancelled ? 'ERR::CRAWLER::CANCELLED' : 'ERR::CRAWLER::FAILED',
+      http_status_code: 200,
+      is_retryable: false,
+      resource: 'CRAWLER',
+      uuid,
+    });
   }
 
-  /** Every page's contents in the given formats, fetched a page at a time as you iterate. */
+  /**
+   * Every URL the crawl met with that status (D10, `visited` by default), read a page of the
+   * text listing at a time as you iterate, until an empty page.
+   */
+  urls(
+    uuid: string,
+    options: CallOptions & { status?: CrawlUrlStatus; perPage?: number } = {},
+  ): AsyncIterable<CrawlUrl> {
+    const issues = numberIssues({ perPage: [options.perPage, { min: 1, max: 1000, unit: 'URLs' }] });
+    if (options.status !== undefined && !URL_STATUSES.includes(options.status)) {
+      issues.push({
+        option: 'status',
+        message: `\`status\` must be ${URL_STATUSES.join(', ')} (got ${show(options.status)})`,
+      });
+    }
+    refuse('urls options', issues);
+    return this.#urlPages(this.#id(uuid), options.status ?? 'visited', options.perPage, options);
+  }
+
+  async *#urlPages(uuid: string, status: CrawlUrlStatus, perPage: number | undefined, options: CallOptions) {
+    let previous: string | undefined;
+    for (let page = 1; ; page++) {
+      const res = await this.#request('GET', `/crawl/${uuid}/urls`, {
+        ...options,
+        retry: 'always',
+        headers: { accept: 'text/plain, application/json' },
+        query: { status, page: String(page), per_page: String(perPage ?? CRAWLER_CLIENT_DEFAULTS.perPage) },
+      });
+      if ((res.headers.get('content-type') ?? '').includes('application/json')) {
+        throw badResponse('the URL listing answered JSON where the service sends text, a URL a line', res.status);
+      }
+      const text = await res.text();
+      const lines = readUrlLines(text, status);
+      if (lines.length === 0) return;
+      // A service that ignores `page` would give the same page forever.
+      if (text === previous)
+        throw badResponse(`the service gave page ${page} of the URLs as page ${page - 1}`, res.status);
+      previous = text;
+      yield* lines;
+    }
+  }
+
+  /**
+   * Every page's contents in the given formats (D10), read a page of the listing at a time as
+   * you iterate, following `links.next`. `limit` is the page size, 1 to 50.
+   */
   contents(
     uuid: string,
-    options: CallOptions & { formats?: readonly ('html' | 'markdown' | 'text' | 'clean_html')[]; url?: string } = {},
+    options: CallOptions & { formats?: readonly ContentFormat[]; limit?: number; url?: string } = {},
   ): AsyncIterable<CrawlContent> {
-    const formats: readonly unknown[] | undefined = options.formats;
-    const wrong = Array.isArray(formats) ? formats.filter((f) => !CONTENT_FORMATS.includes(f as never)) : [formats];
-    if (formats !== undefined && wrong.length > 0) {
-      throw new ConfigError('contents options', [
-        {
-          option: 'formats',
-          message: Array.isArray(formats)
-            ? `\`formats\` entries must be ${CONTENT_FORMATS.join(', ')} (got ${show(wrong[0])})`
-            : `\`formats\` must be a list of ${CONTENT_FORMATS.join(', ')} (got ${show(formats)})`,
-        },
-      ]);
+    refuse('contents options', [
+      ...formatIssues(options.formats),
+      ...numberIssues({ limit: [options.limit, { min: 1, max: 50, unit: 'pages' }] }),
+    ]);
+    return this.#contentPages(this.#id(uuid), options);
+  }
+
+  async *#contentPages(
+    uuid: string,
+    options: CallOptions & { formats?: readonly ContentFormat[]; limit?: number; url?: string },
+  ): AsyncGenerator<CrawlContent> {
+    const path = `/crawl/${uuid}/contents`;
+    let query: Record<string, string | undefined> = {
+      formats: options.formats?.join(','),
+      limit: options.limit === undefined ? undefined : String(options.limit),
+      url: options.url,
+    };
+    const asked = new Set<string>();
+    for (;;) {
+      const res = await this.#request('GET', path, { ...options, retry: 'always', query });
+      const body = (await res.json().catch(() => undefined)) as
+        | { contents?: unknown; links?: { next?: unknown } }
+        | undefined;
+      const contents = body?.contents;
+      if (typeof contents !== 'object' || contents === null || Array.isArray(contents)) {
+        throw badResponse('the contents answer has no `contents` map', res.status);
+      }
+      for (const [url, content] of Object.entries(contents as Record<string, CrawlContent['content']>)) {
+        yield { url, content: content ?? {} };
+      }
+      const next = body?.links?.next;
+      if (typeof next !== 'string' || next === '') return;
+      // Only the next page's query is taken: the key never goes to an address the service names.
+      const nextQuery = Object.fromEntries(new URL(next, `${this.baseUrl}/`).searchParams);
+      delete nextQuery.key;
+      const fingerprint = JSON.stringify(nextQuery);
+      if (asked.has(fingerprint)) throw badResponse(`the service named the same next page twice (${next})`, res.status);
+      asked.add(fingerprint);
+      query = nextQuery;
     }
-    return this.#pages<CrawlContent>(
-      `/crawl/${this.#id(uuid)}/contents`,
-      'contents',
-      { formats: options.formats?.join(','), url: options.url },
-      options,
-    );
+  }
+
+  /**
+   * One page's content in one format, as the service stores it (plain mode, D10); `null` when
+   * that URL was not crawled or that format not kept (404).
+   */
+  async read(uuid: string, url: string, options: CallOptions & { format: ContentFormat }): Promise<string | null> {
+    const issues = formatIssues([options?.format], 'format');
+    if (typeof url !== 'string' || url === '') issues.push({ option: 'url', message: '`url` must be a crawled URL' });
+    refuse('read options', issues);
+    try {
+      const res = await this.#request('GET', `/crawl/${this.#id(uuid)}/contents`, {
+        ...options,
+        retry: 'always',
+        headers: { accept: '*/*' },
+        query: { plain: 'true', url, formats: options.format },
+      });
+      return await res.text();
+    } catch (error) {
+      // A crawl that does not exist is an error; a page it did not keep is not.
+      if (isServiceError(error) && error.http_status_code === 404 && error.code !== 'ERR::CRAWLER::NOT_FOUND')
+        return null;
+      throw error;
+    }
+  }
+
+  /**
+   * The contents of up to 100 URLs in one call (`POST .../contents/batch`, D10): `{ [url]:
+   * { [format]: text } }`; a URL or format the crawl did not keep is absent. The
+   * `multipart/related` answer is read with meros.
+   */
+  async contentsBatch(
+    uuid: string,
+    urls: readonly string[],
+    options: CallOptions & { formats: readonly ContentFormat[] },
+  ): Promise<Record<string, Partial<Record<ContentFormat, string>>>> {
+    const issues = formatIssues(options?.formats, 'formats', true);
+    if (!Array.isArray(urls) || urls.length < 1 || urls.length > 100) {
+      issues.push({
+        option: 'urls',
+        message: `\`urls\` must list 1 to 100 URLs (got ${Array.isArray(urls) ? urls.length : show(urls)}): split a longer list`,
+      });
+    } else if (urls.some((u) => typeof u !== 'string' || u === '' || /[\r\n]/.test(u))) {
+      issues.push({ option: 'urls', message: '`urls` entries must be URLs, each on one line' });
+    }
+    refuse('contentsBatch options', issues);
+    const out: Record<string, Partial<Record<ContentFormat, string>>> = {};
+    for (const formats of byContentType(options.formats)) {
+      const res = await this.#request('POST', `/crawl/${this.#id(uuid)}/contents/batch`, {
+        ...options,
+        retry: 'always',
+        query: { formats: formats.join(',') },
+        headers: { accept: 'multipart/related, application/json', 'content-type': 'text/plain' },
+        init: () => ({ body: urls.join('\n') }),
+      });
+      const parts = await meros<string>(res);
+      if (parts instanceof Response) throw badResponse('the batch answer is not multipart/related', res.status);
+      for await (const part of parts) {
+        const url = part.headers['content-location'];
+        const type = (part.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+        const format = formats.find((f) => FORMAT_TYPES[f] === type) ?? (formats.length === 1 ? formats[0] : undefined);
+        if (!url || !format) continue;
+        out[url] = { ...out[url], [format]: typeof part.body === 'string' ? part.body : JSON.stringify(part.body) };
+      }
+    }
+    return out;
   }
 
   /** The crawl's artifact as a stream (`warc`, gzip WARC records; `har`, JSON): never a whole buffer. */
@@ -286,12 +484,13 @@ export class CrawlerClient {
     uuid: string,
     options: CallOptions & { type: 'warc' | 'har' },
   ): Promise<{ stream: ReadableStream<Uint8Array>; contentType: string | null; contentLength: number | null }> {
-    if (options.type !== 'warc' && options.type !== 'har') {
+    if (options?.type !== 'warc' && options?.type !== 'har') {
       throw new ConfigError('artifact options', [{ option: 'type', message: '`type` must be warc or har' }]);
     }
     const res = await this.#request('GET', `/crawl/${this.#id(uuid)}/artifact`, {
       ...options,
       retry: 'always',
+      headers: { accept: options.type === 'har' ? 'application/json' : 'application/gzip, application/octet-stream' },
       query: { type: options.type },
       streaming: true,
     });
@@ -304,35 +503,52 @@ export class CrawlerClient {
   }
 
   /**
-   * Search the index of one or more crawls. Crawls without an index, or not ready yet, are
-   * listed in `skipped`; the search still answers.
+   * Search the index of one or more crawls (D10). Crawls without an index, or not ready yet,
+   * are listed in `skipped`; the search still answers.
    */
-  async search(
-    params: { crawls: readonly string[]; query: string; [field: string]: unknown },
-    options: CallOptions = {},
-  ): Promise<SearchResponse> {
-    this.#checkCrawls(params.crawls, 'query', params.query);
-    const res = await this.#request('POST', '/crawl/search', { ...options, retry: 'always', json: params });
-    const body = (await res.json()) as SearchResponse;
-    return { ...body, results: body.results ?? [], skipped: body.skipped ?? [] };
+  async search(params: SearchParams, options: CallOptions = {}): Promise<SearchResponse> {
+    const issues = this.#crawlIssues(params?.crawls, 'query', params?.query);
+    issues.push(...this.#searchIssues(params ?? {}, ''));
+    refuse('search parameters', issues);
+    const res = await this.#request('POST', '/crawl/search', {
+      ...options,
+      retry: 'always',
+      json: {
+        crawl_ids: params.crawls,
+        query: params.query,
+        ...(params.limit === undefined ? {} : { limit: params.limit }),
+        ...(params.mode === undefined ? {} : { mode: params.mode }),
+        ...(params.filters === undefined ? {} : { filters: params.filters }),
+        ...(params.cursor === undefined ? {} : { cursor: params.cursor }),
+      },
+    });
+    return readSearch(await res.json().catch(() => undefined), params);
   }
 
   /**
-   * Ask the crawls' index; the answer streams as tokens. An error before the first token
+   * Ask the crawls' index; the answer streams as tokens (D12). An error before the first token
    * rejects; an error frame after tokens ends the iteration by throwing, after the tokens
-   * already given. Leaving the loop early aborts the request.
+   * already given. Leaving the loop early aborts the request. Never asked twice once the
+   * service answered (a prompt is billable).
    */
-  prompt(
-    params: { crawls: readonly string[]; prompt: string; [field: string]: unknown },
-    options: CallOptions = {},
-  ): PromptStream {
-    this.#checkCrawls(params.crawls, 'prompt', params.prompt);
+  prompt(params: PromptParams, options: CallOptions = {}): PromptStream {
+    const issues = this.#crawlIssues(params?.crawls, 'prompt', params?.prompt);
+    if (params?.search !== undefined) issues.push(...this.#searchIssues(params.search, 'search.'));
+    if (params?.model !== undefined && (typeof params.model !== 'string' || params.model === ''))
+      issues.push({ option: 'model', message: '`model` must be a model name' });
+    refuse('prompt parameters', issues);
+    const json = {
+      crawl_ids: params.crawls,
+      prompt: params.prompt,
+      generation: { stream: true, ...(params.model === undefined ? {} : { model: params.model }) },
+      ...(params.search === undefined ? {} : { search: params.search }),
+    };
     return new PromptStream(
       (signal) =>
         this.#request('POST', '/crawl/prompt', {
           signal,
-          retry: 'always',
-          json: params,
+          retry: 'when-service-says',
+          json,
           headers: { accept: 'text/event-stream' },
           streaming: true,
         }),
@@ -340,16 +556,50 @@ export class CrawlerClient {
     );
   }
 
-  /** Refresh a crawl now (`REFRESH_*` errors are {@link CrawlerError}s). Retried only when the service says. */
-  async refresh(uuid: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
+  /**
+   * Refresh a crawl now (`POST /crawl/{uuid}/refresh`); answers its refresh block. `REFRESH_*`
+   * errors are {@link CrawlerError}s. Retried only when the service says (a refresh is billable).
+   */
+  async refresh(uuid: string, options: CallOptions = {}): Promise<CrawlRefreshState> {
     const res = await this.#request('POST', `/crawl/${this.#id(uuid)}/refresh`, {
       ...options,
       retry: 'when-service-says',
     });
-    return (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    return readRefreshState(await res.json().catch(() => ({})));
   }
 
-  /** Cancel a running crawl. */
+  /**
+   * Change a crawl's refresh schedule (`PATCH /crawl/{uuid}/refresh`): only the fields given
+   * change. The interval follows the configuration's rules (3600 to 7776000 seconds).
+   */
+  async updateRefresh(uuid: string, settings: RefreshSettings, options: CallOptions = {}): Promise<CrawlRefreshState> {
+    const [min, max] = REFRESH_INTERVAL_RANGE;
+    const issues = numberIssues({ refresh_interval: [settings?.refresh_interval, { min, max, unit: 'seconds' }] });
+    if (settings?.refresh !== undefined && typeof settings.refresh !== 'boolean')
+      issues.push({ option: 'refresh', message: `\`refresh\` must be true or false (got ${show(settings.refresh)})` });
+    if (settings?.refresh === undefined && settings?.refresh_interval === undefined)
+      issues.push({
+        option: 'refresh',
+        message: 'give `refresh`, `refresh_interval` or both: there is nothing to change',
+      });
+    if (settings?.refresh === false && settings.refresh_interval !== undefined)
+      issues.push({
+        option: 'refresh_interval',
+        message: '`refresh_interval` needs refresh on: leave it out when turning refresh off',
+      });
+    refuse('refresh settings', issues);
+    const res = await this.#request('PATCH', `/crawl/${this.#id(uuid)}/refresh`, {
+      ...options,
+      retry: 'always',
+      json: {
+        ...(settings.refresh === undefined ? {} : { refresh: settings.refresh }),
+        ...(settings.refresh_interval === undefined ? {} : { refresh_interval: settings.refresh_interval }),
+      },
+    });
+    return readRefreshState(await res.json().catch(() => ({})));
+  }
+
+  /** Cancel a running crawl; cancelling a finished one succeeds too. */
   async cancel(uuid: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
     const res = await this.#request('POST', `/crawl/${this.#id(uuid)}/cancel`, { ...options, retry: 'always' });
     return (await res.json().catch(() => ({}))) as Record<string, unknown>;
@@ -362,44 +612,36 @@ export class CrawlerClient {
     return uuid;
   }
 
-  #checkCrawls(crawls: readonly string[], name: string, text: unknown) {
-    const issues = [];
+  #crawlIssues(crawls: readonly string[] | undefined, name: string, text: unknown): ConfigIssue[] {
+    const issues: ConfigIssue[] = [];
     if (!Array.isArray(crawls) || crawls.length === 0 || crawls.some((c) => typeof c !== 'string' || c === '')) {
       issues.push({ option: 'crawls', message: '`crawls` must list one or more crawl ids' });
+    } else if (new Set(crawls).size !== crawls.length) {
+      issues.push({ option: 'crawls', message: '`crawls` must not name a crawl twice' });
     }
     if (typeof text !== 'string' || text.trim() === '')
       issues.push({ option: name, message: `\`${name}\` must be a non-empty string` });
-    if (issues.length > 0) throw new ConfigError(`${name} parameters`, issues);
+    return issues;
   }
 
-  async *#pages<T>(
-    path: string,
-    field: string,
-    query: Record<string, string | undefined>,
-    options: CallOptions,
-  ): AsyncGenerator<T> {
-    let cursor: string | undefined;
-    do {
-      const res = await this.#request('GET', path, { ...options, retry: 'always', query: { ...query, cursor } });
-      const type = res.headers.get('content-type') ?? '';
-      if (type.startsWith('text/plain')) {
-        // A plain list, one URL per line: no pages.
-        for (const line of (await res.text()).split('\n'))
-          if (line.trim()) yield { url: line.trim(), status: 'visited' } as T;
-        return;
-      }
-      const body = (await res.json()) as Record<string, unknown>;
-      for (const item of (body[field] as T[] | undefined) ?? []) yield item;
-      const next = body.next_cursor ?? body.cursor;
-      if (next === cursor && cursor !== undefined) {
-        // Asking again would give the same page forever.
-        throw ServiceError.generate(
-          { code: 'ERR::CRAWLER::BAD_RESPONSE', message: `the service gave the page cursor ${show(next)} twice` },
-          { status: res.status },
-        );
-      }
-      cursor = typeof next === 'string' && next !== '' ? next : undefined;
-    } while (cursor);
+  #searchIssues(params: { limit?: unknown; mode?: unknown; filters?: unknown }, prefix: string): ConfigIssue[] {
+    const issues = numberIssues({ [`${prefix}limit`]: [params.limit, { min: 1, max: 50, unit: 'results' }] });
+    if (params.mode !== undefined && !SEARCH_MODES.includes(params.mode as SearchMode)) {
+      issues.push({
+        option: `${prefix}mode`,
+        message: `\`${prefix}mode\` must be ${SEARCH_MODES.join(', ')} (got ${show(params.mode)})`,
+      });
+    }
+    if (
+      params.filters !== undefined &&
+      (typeof params.filters !== 'object' || params.filters === null || Array.isArray(params.filters))
+    ) {
+      issues.push({
+        option: `${prefix}filters`,
+        message: `\`${prefix}filters\` must be an object such as { url_prefix, host }`,
+      });
+    }
+    return issues;
   }
 
   async #request(method: string, path: string, spec: RequestSpec): Promise<Response> {
@@ -483,177 +725,5 @@ export class CrawlerClient {
   #backoff(attempt: number, atLeastMs: number): number {
     const backoff = Math.min(30_000, 500 * 2 ** attempt);
     return Math.max(backoff / 2 + this.#random() * (backoff / 2), atLeastMs);
-  }
-}
-
-/**
- * One attempt of a request: its own abort controller, which the caller's signal and a timer
- * abort. The timer runs while the client waits on the service: until an answer has arrived
- * and been read whole, or, for a stream, while a read of the next chunk is pending, so a long
- * artifact download or answer only fails when the service goes quiet for `timeout` ms.
- */
-class Call {
-  readonly #controller = new AbortController();
-  readonly signal = this.#controller.signal;
-  timedOut = false;
-  #timer: NodeJS.Timeout | undefined;
-  #streaming = false;
-  readonly #onAbort = () => this.#controller.abort(this.caller?.reason);
-
-  constructor(
-    private readonly method: string,
-    private readonly path: string,
-    private readonly ms: number,
-    private readonly caller: AbortSignal | undefined,
-  ) {
-    caller?.addEventListener('abort', this.#onAbort, { once: true });
-    this.#arm('did not answer');
-  }
-
-  #arm(what: string) {
-    this.#timer = setTimeout(() => {
-      this.timedOut = true;
-      this.#controller.abort(new TimeoutError(`${this.method} ${this.path} ${what} within ${this.ms} ms`));
-    }, this.ms);
-  }
-
-  #disarm() {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  /** The whole body, read while the timer runs, as a response of its own. */
-  async read(res: Response): Promise<Response> {
-    const bytes = await res.arrayBuffer();
-    const empty = res.status === 204 || res.status === 205 || res.status === 304;
-    return new Response(empty ? null : bytes, { status: res.status, statusText: res.statusText, headers: res.headers });
-  }
-
-  /** The body as a stream whose reads are timed one by one; the attempt ends with the stream. */
-  stream(res: Response): Response {
-    this.#streaming = true;
-    this.#disarm();
-    const reader = (res.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() })).getReader();
-    const end = () => {
-      this.#disarm();
-      this.caller?.removeEventListener('abort', this.#onAbort);
-    };
-    const body = new ReadableStream<Uint8Array>(
-      {
-        pull: async (controller) => {
-          this.#arm('sent nothing');
-          let chunk: ReadableStreamReadResult<Uint8Array>;
-          try {
-            chunk = await reader.read();
-          } catch (error) {
-            end();
-            throw error;
-          }
-          this.#disarm();
-          if (chunk.done) {
-            end();
-            controller.close();
-          } else controller.enqueue(chunk.value);
-        },
-        cancel: (reason) => {
-          end();
-          this.#controller.abort(reason);
-          return reader.cancel(reason).catch(() => {});
-        },
-      },
-      { highWaterMark: 0 },
-    );
-    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
-  }
-
-  /** The attempt is over, unless its body streams on. */
-  settle() {
-    if (this.#streaming) return;
-    this.#disarm();
-    this.caller?.removeEventListener('abort', this.#onAbort);
-  }
-}
-
-/**
- * A prompt answer: iterate its tokens, or await `text()` for the whole answer.
- *
- * @example
- * for await (const token of crawler.prompt({ crawls: [uuid], prompt: 'What does it cost?' })) process.stdout.write(token)
- */
-export class PromptStream implements AsyncIterable<string> {
-  #used = false;
-  constructor(
-    private readonly open: (signal: AbortSignal) => Promise<Response>,
-    private readonly signal: AbortSignal | undefined,
-  ) {}
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<string> {
-    if (this.#used)
-      throw new ConfigError('prompt stream', [{ option: 'prompt', message: 'a prompt stream can be read once' }]);
-    this.#used = true;
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(this.signal?.reason);
-    if (this.signal?.aborted) onAbort();
-    this.signal?.addEventListener('abort', onAbort, { once: true });
-    const queue: EventSourceMessage[] = [];
-    const parser = createParser({ onEvent: (e) => queue.push(e) });
-    try {
-      const res = await this.open(controller.signal);
-      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-      const decoder = new TextDecoder();
-      for (;;) {
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          chunk = await reader.read();
-        } catch (error) {
-          if (this.signal?.aborted) throw this.signal.reason;
-          if (isTimeoutError(error)) throw error;
-          throw new ConnectionError(
-            `the prompt stream broke: ${redact(error instanceof Error ? error.message : String(error))}`,
-            { cause: error },
-          );
-        }
-        if (chunk.done) {
-          // The parser holds a final lone CR in case an LF follows; at the end of the stream
-          // nothing will, so end the line (an extra blank line dispatches nothing).
-          parser.feed(`${decoder.decode()}\n`);
-          parser.reset({ consume: true });
-        } else {
-          parser.feed(decoder.decode(chunk.value, { stream: true }));
-        }
-        while (queue.length > 0) {
-          const event = queue.shift() as EventSourceMessage;
-          if (event.event === 'error') {
-            let fields: unknown = event.data;
-            try {
-              fields = JSON.parse(event.data);
-            } catch {}
-            throw ServiceError.generate(fields, { status: 500 });
-          }
-          if (event.event === 'done') return;
-          if (event.event === 'token' || event.event === undefined) {
-            let text = event.data;
-            try {
-              const parsed = JSON.parse(event.data) as { text?: unknown };
-              if (typeof parsed.text === 'string') text = parsed.text;
-            } catch {}
-            yield text;
-          }
-        }
-        if (chunk.done) {
-          throw new ConnectionError('the prompt stream ended before its `done` event');
-        }
-      }
-    } finally {
-      this.signal?.removeEventListener('abort', onAbort);
-      controller.abort();
-    }
-  }
-
-  /** The whole answer. */
-  async text(): Promise<string> {
-    let out = '';
-    for await (const token of this) out += token;
-    return out;
   }
 }

@@ -1,4 +1,7 @@
-/** The `POST /crawl` body (D9): multipart, streamed, so a huge URL list is never built twice. */
+/**
+ * The `POST /crawl` body (D9): JSON, or with `url_list` multipart, streamed, so a huge URL list
+ * is never built twice.
+ */
 import { randomBytes } from 'node:crypto';
 import { type CrawlConfig, scanUrlList, toCrawlRequest } from './schema.js';
 
@@ -12,9 +15,10 @@ export interface EncodedCrawlRequest {
 }
 
 /**
- * Encode a crawl configuration as the multipart body of `POST /crawl`: part `config` (JSON,
- * every parameter but `url_list` and `key`) and, with `url_list`, part `urls` (one URL per
- * line). The URL part is produced a batch of URLs at a time as it is sent.
+ * Encode a crawl configuration as the body of `POST /crawl` (D9). Without `url_list`: JSON, every
+ * parameter but `key`. With it: a multipart form of two file parts, `config` (`config.json`,
+ * every parameter but `url_list` and `key`) and `urls` (`urls.txt`, one URL a line), produced a
+ * batch of URLs at a time as it is sent.
  *
  * @example
  * const { body, contentType, contentLength } = encodeCrawlRequest({ url_list: urls })
@@ -22,18 +26,28 @@ export interface EncodedCrawlRequest {
  */
 export function encodeCrawlRequest(input: CrawlConfig): EncodedCrawlRequest {
   const { config, urls } = toCrawlRequest(input);
+  if (!urls) {
+    const json = new TextEncoder().encode(JSON.stringify(config));
+    return {
+      contentType: 'application/json',
+      contentLength: json.length,
+      body: () =>
+        new ReadableStream({
+          start(c) {
+            c.enqueue(json);
+            c.close();
+          },
+        }),
+    };
+  }
   const boundary = `cloud-browser-${randomBytes(16).toString('hex')}`;
   const encoder = new TextEncoder();
   const head = encoder.encode(
-    `--${boundary}\r\nContent-Disposition: form-data; name="config"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(config)}\r\n` +
-      (urls
-        ? `--${boundary}\r\nContent-Disposition: form-data; name="urls"; filename="urls.txt"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n`
-        : ''),
+    `--${boundary}\r\nContent-Disposition: form-data; name="config"; filename="config.json"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(config)}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="urls"; filename="urls.txt"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n`,
   );
-  const tail = encoder.encode(`${urls ? '\r\n' : ''}--${boundary}--\r\n`);
-  const scan = urls ? scanUrlList(urls) : undefined;
-  const urlBytes = scan?.bytes ?? 0;
-  const chunks = scan?.chunks ?? [];
+  const tail = encoder.encode(`\r\n--${boundary}--\r\n`);
+  const { bytes: urlBytes, chunks } = scanUrlList(urls);
   return {
     contentType: `multipart/form-data; boundary=${boundary}`,
     contentLength: head.length + urlBytes + tail.length,

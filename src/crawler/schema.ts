@@ -21,11 +21,13 @@ const text = (name: string) =>
   z
     .string({ error: (i) => `\`${name}\` must be a string (got ${show(i.input)})` })
     .min(1, { error: `\`${name}\` must not be empty: leave it out instead` });
-const int = (name: string, unit: string, min: number) =>
+// Bounds where the service's SDKs show them (npm scrapfly-sdk `crawlerconfig.ts`).
+const int = (name: string, unit: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
     .number({ error: (i) => `\`${name}\` must be a whole number of ${unit} (got ${show(i.input)})` })
     .int({ error: (i) => `\`${name}\` must be a whole number of ${unit} (got ${show(i.input)})` })
     .min(min, { error: (i) => `\`${name}\` must be at least ${min} (got ${show(i.input)})` })
+    .max(max, { error: (i) => `\`${name}\` must be at most ${max} ${unit} (got ${show(i.input)})` })
     .optional();
 const httpUrl = (name: string) =>
   text(name).refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol), {
@@ -33,9 +35,10 @@ const httpUrl = (name: string) =>
   });
 const entry = (name: string) =>
   z.string({ error: `\`${name}\` entries must be strings` }).min(1, { error: `\`${name}\` entries must not be empty` });
-const strings = (name: string) =>
+const strings = (name: string, max: number) =>
   z
     .array(entry(name), { error: (i) => `\`${name}\` must be a list of strings (got ${show(i.input)})` })
+    .max(max, { error: `\`${name}\` takes at most ${max} entries` })
     .readonly()
     .optional();
 
@@ -154,30 +157,31 @@ const fields = {
     })
     .optional(),
   remote_url_list: httpUrl('remote_url_list').optional(),
-  page_limit: int('page_limit', 'pages', 1),
+  /** 0 means no limit. */
+  page_limit: int('page_limit', 'pages', 0),
   max_depth: int('max_depth', 'levels', 0),
-  max_duration: int('max_duration', 'seconds', 1),
-  exclude_paths: strings('exclude_paths'),
-  include_only_paths: strings('include_only_paths'),
+  max_duration: int('max_duration', 'seconds', 15, 10_800),
+  exclude_paths: strings('exclude_paths', 100),
+  include_only_paths: strings('include_only_paths', 100),
   ignore_base_path_restriction: bool('ignore_base_path_restriction'),
   follow_external_links: bool('follow_external_links'),
-  allowed_external_domains: strings('allowed_external_domains'),
+  allowed_external_domains: strings('allowed_external_domains', 250),
   follow_internal_subdomains: bool('follow_internal_subdomains'),
-  allowed_internal_subdomains: strings('allowed_internal_subdomains'),
+  allowed_internal_subdomains: strings('allowed_internal_subdomains', 250),
   headers: z
     .record(z.string(), z.string({ error: '`headers` values must be strings' }), {
       error: (i) => `\`headers\` must be an object of strings (got ${show(i.input)})`,
     })
     .optional(),
-  delay: int('delay', 'milliseconds', 0),
+  delay: int('delay', 'milliseconds', 0, 15_000),
   user_agent: text('user_agent').optional(),
   max_concurrency: int('max_concurrency', 'requests', 1),
-  rendering_delay: int('rendering_delay', 'milliseconds', 0),
+  rendering_delay: int('rendering_delay', 'milliseconds', 0, 25_000),
   use_sitemaps: bool('use_sitemaps'),
   respect_robots_txt: bool('respect_robots_txt'),
   ignore_no_follow: bool('ignore_no_follow'),
   cache: bool('cache'),
-  cache_ttl: int('cache_ttl', 'seconds', 0),
+  cache_ttl: int('cache_ttl', 'seconds', 0, 604_800),
   cache_clear: bool('cache_clear'),
   content_formats: z
     .array(
@@ -205,7 +209,8 @@ const fields = {
     )
     .readonly()
     .optional(),
-  max_api_credit: int('max_api_credit', 'credits', 1),
+  /** 0 means no limit. */
+  max_api_credit: int('max_api_credit', 'credits', 0),
   search: bool('search'),
   refresh: bool('refresh'),
   refresh_interval: z

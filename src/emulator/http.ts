@@ -1,17 +1,83 @@
-/** Answers of the emulator's HTTP side, in the shape of spec part 7. */
+/** Answers of the emulator's HTTP side, in the shape of spec part 7 and the service's envelope (D13). */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { redact } from '../internal/redact.js';
 
-/** A part-7 error body; the message is redacted. */
+/**
+ * An error body carrying both the part-7 fields and the service's envelope (D13), so that
+ * a client reading either finds it. The message is redacted.
+ */
 export function errorBody(status: number, code: string, message: string, extra: Record<string, unknown> = {}) {
-  return { message: redact(message), code, http_status_code: status, is_retryable: false, ...extra };
+  const text = redact(message);
+  return {
+    status: 'error',
+    http_code: status,
+    reason: STATUS_CODES[status] ?? 'Error',
+    error_id: randomUUID(),
+    message: text,
+    code,
+    http_status_code: status,
+    is_retryable: false,
+    ...extra,
+  };
 }
 
 /** Answer JSON. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+/** A refusal to answer with {@link sendError}. */
+export interface Refusal {
+  status: number;
+  code: string;
+  message: string;
+  extra: Record<string, unknown>;
+}
+
+/** Make a {@link Refusal}. */
+export function refusal(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Refusal {
+  return { status, code, message, extra };
+}
+
+/** Whether a value is a {@link Refusal}. */
+export function isRefusal(value: unknown): value is Refusal {
+  return typeof value === 'object' && value !== null && 'code' in value && 'status' in value && 'extra' in value;
+}
+
+/** Answer an error in the shape of {@link errorBody}. */
+export function sendError(res: ServerResponse, r: Refusal): void {
+  sendJson(res, r.status, errorBody(r.status, r.code, r.message, r.extra));
+}
+
+/** A request body up to `limit` bytes, or a 413 refusal (the rest is drained). */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | Refusal> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > limit) {
+      req.resume();
+      return refusal(413, 'ERR::CRAWLER::REQUEST_TOO_LARGE', `the body is larger than ${limit} bytes`);
+    }
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A JSON object body (empty means `{}`), or a refusal naming what is wrong. */
+export async function readJson(req: IncomingMessage, limit = 1 << 20): Promise<Record<string, unknown> | Refusal> {
+  const body = await readBody(req, limit);
+  if (!Buffer.isBuffer(body)) return body;
+  if (body.length === 0) return {};
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {}
+  return refusal(400, 'ERR::CRAWLER::INVALID_REQUEST', 'the body must be a JSON object');
 }
 
 /** Refuse a WebSocket upgrade with a JSON body on the raw socket, then close it. */

@@ -99,7 +99,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     skipUTF8Validation: true,
   });
   const sockets = new Set<Socket>();
-  const crawler = new CrawlerApi({ apiKeys, webhooks: options.webhooks, now: options.now });
+  // Known once the server listens; the crawler's answers link back to it.
+  let apiUrl = '';
+  const crawler = new CrawlerApi({ apiKeys, webhooks: options.webhooks, now: options.now, apiUrl: () => apiUrl });
 
   const sessionKey = (key: string, name: string) => `${key}\u0000${name}`;
   const forget = (s: EmulatedSession) => {
@@ -255,11 +257,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   const { port } = server.address() as AddressInfo;
   const origin = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  apiUrl = `http://${origin}`;
   let closing: Promise<void> | undefined;
 
   return {
     browserUrl: `ws://${origin}/`,
-    apiUrl: `http://${origin}`,
+    apiUrl,
     apiKey: apiKey as string,
     sessions: () => [...sessions.values()].map((s) => s.info()),
     faults: {

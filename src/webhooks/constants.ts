@@ -22,13 +22,41 @@ export const CRAWLER_EVENTS = [
 /** One of {@link CRAWLER_EVENTS}. */
 export type CrawlerEvent = (typeof CRAWLER_EVENTS)[number];
 
-/** Header names, lower case as Node gives them. */
-export const HEADERS = {
-  resourceType: 'x-service-webhook-resource-type',
-  signature: 'x-service-webhook-signature',
-  signatureLowercase: 'x-service-webhook-signature-lowercase',
-  timestamp: 'x-service-webhook-timestamp',
-} as const;
+/** The prefix of the delivery headers in the spec (2.5). @default 'X-Service-Webhook-' */
+export const DEFAULT_HEADER_PREFIX = 'X-Service-Webhook-';
+/** The prefix under which the live service brands its delivery headers. */
+export const LIVE_HEADER_PREFIX = 'X-Scrapfly-Webhook-';
+
+/** The four delivery header names under a prefix, lower case as Node gives them. */
+export interface HeaderNames {
+  resourceType: string;
+  signature: string;
+  signatureLowercase: string;
+  timestamp: string;
+}
+
+/** A header prefix as receivers take it: letters, digits and dashes, ending with a dash. */
+export const HEADER_PREFIX = /^[A-Za-z][A-Za-z0-9-]*-$/;
+
+/**
+ * The delivery header names under `prefix` (spec 2.5 names the `X-Service-Webhook-` ones; the
+ * live service sends `X-Scrapfly-Webhook-`).
+ *
+ * @example
+ * headerNames('X-Scrapfly-Webhook-').signature // 'x-scrapfly-webhook-signature'
+ */
+export function headerNames(prefix: string = DEFAULT_HEADER_PREFIX): HeaderNames {
+  const p = prefix.toLowerCase();
+  return {
+    resourceType: `${p}resource-type`,
+    signature: `${p}signature`,
+    signatureLowercase: `${p}signature-lowercase`,
+    timestamp: `${p}timestamp`,
+  };
+}
+
+/** Header names of the spec, lower case as Node gives them. */
+export const HEADERS: HeaderNames = headerNames();
 
 /** Largest body accepted, on the wire and decoded (spec part 8). @default 268435456 */
 export const DEFAULT_MAX_BODY_BYTES = 268_435_456;

@@ -13,13 +13,23 @@ export {
 export {
   CRAWLER_EVENTS,
   type CrawlerEvent,
+  DEFAULT_HEADER_PREFIX,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_TOLERANCE_SECONDS,
   HEADERS,
+  type HeaderNames,
+  headerNames,
+  LIVE_HEADER_PREFIX,
   RESOURCE_TYPES,
   type ResourceType,
 } from './constants.js';
-export { type CrawlEventPayload, parseCrawlEvent } from './events.js';
+export {
+  type CrawlEventBody,
+  type CrawlEventCommon,
+  type CrawlEventPayloads,
+  type CrawlEventSeed,
+  parseCrawlEvent,
+} from './events.js';
 export { type ContentEncoding, type SignedDelivery, type SignOptions, signDelivery } from './sign.js';
 export {
   type BodyInput,

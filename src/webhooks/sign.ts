@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import { ConfigError } from '../errors.js';
 import { registerSecret } from '../internal/redact.js';
-import { RESOURCE_TYPES, type ResourceType } from './constants.js';
+import { HEADER_PREFIX, headerNames, RESOURCE_TYPES, type ResourceType } from './constants.js';
 
 /** Encodings {@link signDelivery} can apply. */
 export type ContentEncoding = 'identity' | 'gzip' | 'x-gzip' | 'deflate' | 'br';
@@ -18,6 +18,8 @@ export interface SignOptions {
   timestamp?: number | undefined;
   /** One encoding or a list, applied in order (`['gzip', 'br']` is sent as `gzip, br`). */
   contentEncoding?: ContentEncoding | readonly ContentEncoding[] | undefined;
+  /** The headers' prefix: the spec's, or `X-Scrapfly-Webhook-` as the live service sends. @default 'X-Service-Webhook-' */
+  headerPrefix?: string | undefined;
 }
 
 /** A delivery ready to POST. */
@@ -51,6 +53,15 @@ export function signDelivery(options: SignOptions): SignedDelivery {
   if (typeof options.secret !== 'string' || options.secret.length === 0) {
     throw new ConfigError('delivery', [{ option: 'secret', message: '`secret` must be the non-empty signing secret' }]);
   }
+  if (options.headerPrefix !== undefined && !HEADER_PREFIX.test(options.headerPrefix)) {
+    throw new ConfigError('delivery', [
+      {
+        option: 'headerPrefix',
+        message: '`headerPrefix` must be letters, digits and dashes ending with a dash, such as X-Scrapfly-Webhook-',
+      },
+    ]);
+  }
+  const names = headerNames(options.headerPrefix);
   registerSecret(options.secret);
   const raw = options.body;
   const bytes =
@@ -63,16 +74,16 @@ export function signDelivery(options: SignOptions): SignedDelivery {
   const headers: Record<string, string> = {
     'content-type':
       typeof raw === 'object' && !(raw instanceof Uint8Array) ? 'application/json' : 'application/octet-stream',
-    'x-service-webhook-resource-type': options.resourceType,
+    [names.resourceType]: options.resourceType,
   };
   if (options.resourceType === 'alert') {
     const stamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
-    headers['x-service-webhook-timestamp'] = stamp;
+    headers[names.timestamp] = stamp;
     hmac.update(`${stamp}.`);
   }
   const digest = hmac.update(bytes).digest('hex');
-  headers['x-service-webhook-signature'] = digest.toUpperCase();
-  headers['x-service-webhook-signature-lowercase'] = digest;
+  headers[names.signature] = digest.toUpperCase();
+  headers[names.signatureLowercase] = digest;
   const encodings =
     options.contentEncoding === undefined
       ? []

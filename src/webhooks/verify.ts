@@ -1,18 +1,22 @@
 /**
  * Verifying a delivery (spec part 4 receiver rules, D14-D16): resource type, signature over
- * the decoded body under any of several secrets, alert timestamps, Content-Encoding, and the
- * size limit on the wire and decoded, all in one streaming pass that holds no more than the
- * limit.
+ * the decoded body or the bytes as received under any of several secrets, alert timestamps,
+ * Content-Encoding, and the size limit on the wire and decoded, all in one streaming pass that
+ * holds no more than the limit.
  */
 import { createHmac, type Hmac, timingSafeEqual } from 'node:crypto';
 import { Readable, type Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { ConfigError, WebhookError } from '../errors.js';
+import { numberIssues } from '../internal/knobs.js';
 import { registerSecret } from '../internal/redact.js';
 import {
+  DEFAULT_HEADER_PREFIX,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_TOLERANCE_SECONDS,
-  HEADERS,
+  HEADER_PREFIX,
+  type HeaderNames,
+  headerNames,
   RESOURCE_TYPES,
   type ResourceType,
 } from './constants.js';
@@ -41,6 +45,12 @@ export interface VerifyOptions {
   toleranceSeconds?: number | undefined;
   /** The clock, in milliseconds. @default Date.now */
   now?: (() => number) | undefined;
+  /**
+   * The prefix of the delivery headers. The spec names `X-Service-Webhook-`; the live service
+   * brands them `X-Scrapfly-Webhook-` (`LIVE_HEADER_PREFIX`): set that to receive its deliveries.
+   * @default 'X-Service-Webhook-'
+   */
+  headerPrefix?: string | undefined;
 }
 
 /** A verified delivery: its resource type and decoded body. */
@@ -295,6 +305,9 @@ export interface PreparedVerifyOptions {
   maxBodyBytes: number;
   toleranceSeconds: number;
   now: () => number;
+  /** The header prefix as given, and the four names under it. */
+  headerPrefix: string;
+  headers: HeaderNames;
 }
 
 /**
@@ -304,11 +317,26 @@ export interface PreparedVerifyOptions {
  * const prepared = prepareVerify({ secrets }); // then verifyPrepared(prepared, headers, body) per delivery
  */
 export function prepareVerify(options: Omit<VerifyOptions, 'headers' | 'body'>): PreparedVerifyOptions {
+  const prefix = options.headerPrefix ?? DEFAULT_HEADER_PREFIX;
+  const issues = numberIssues({
+    maxBodyBytes: [options.maxBodyBytes, { min: 1, max: 2 ** 32, unit: 'bytes' }],
+    toleranceSeconds: [options.toleranceSeconds, { min: 0, max: 86_400 * 365, unit: 'seconds' }],
+  });
+  if (typeof prefix !== 'string' || !HEADER_PREFIX.test(prefix)) {
+    issues.push({
+      option: 'headerPrefix',
+      message: '`headerPrefix` must be letters, digits and dashes ending with a dash, such as X-Scrapfly-Webhook-',
+    });
+  }
+  const secrets = secretList(options.secrets);
+  if (issues.length > 0) throw new ConfigError('webhook receiver options', issues);
   return {
-    secrets: secretList(options.secrets),
+    secrets,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     toleranceSeconds: options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS,
     now: options.now ?? Date.now,
+    headerPrefix: prefix,
+    headers: headerNames(prefix),
   };
 }
 
@@ -336,17 +364,17 @@ export async function verifyPrepared(
   input: BodyInput,
 ): Promise<VerifiedDelivery> {
   const header = reader(headers);
-  const { secrets, maxBodyBytes: max } = options;
-  const resourceType = header(HEADERS.resourceType)?.trim();
+  const { secrets, maxBodyBytes: max, headers: names, headerPrefix } = options;
+  const resourceType = header(names.resourceType)?.trim();
   if (!resourceType || !(RESOURCE_TYPES as readonly string[]).includes(resourceType)) {
     throw new WebhookError(
       400,
       resourceType
-        ? `X-Service-Webhook-Resource-Type ${JSON.stringify(resourceType.slice(0, 40))} is not one of ${RESOURCE_TYPES.join(', ')}`
-        : 'X-Service-Webhook-Resource-Type is missing',
+        ? `${headerPrefix}Resource-Type ${JSON.stringify(resourceType.slice(0, 40))} is not one of ${RESOURCE_TYPES.join(', ')}`
+        : `${headerPrefix}Resource-Type is missing${headerPrefix === DEFAULT_HEADER_PREFIX ? ' (deliveries of the live service need headerPrefix: X-Scrapfly-Webhook-)' : ''}`,
     );
   }
-  const given = [header(HEADERS.signature), header(HEADERS.signatureLowercase)]
+  const given = [header(names.signature), header(names.signatureLowercase)]
     .map((s) => s?.trim())
     .filter((s): s is string => s !== undefined && s !== '');
   if (given.length === 0) {
@@ -361,8 +389,8 @@ export async function verifyPrepared(
 
   let prefix = '';
   if (resourceType === 'alert') {
-    const stamp = header(HEADERS.timestamp)?.trim();
-    if (!stamp) throw new WebhookError(401, 'the alert has no X-Service-Webhook-Timestamp');
+    const stamp = header(names.timestamp)?.trim();
+    if (!stamp) throw new WebhookError(401, `the alert has no ${headerPrefix}Timestamp`);
     if (!/^\d{1,15}$/.test(stamp))
       throw new WebhookError(401, 'the alert timestamp must be whole seconds since the epoch');
     const tolerance = options.toleranceSeconds;
@@ -376,6 +404,9 @@ export async function verifyPrepared(
   if (length !== undefined && /^\d+$/.test(length.trim()) && Number(length) > max) throw tooLarge(max, 'on the wire');
   const factories = decodersFor(header('content-encoding'));
   const hmacs: Hmac[] = secrets.map((s) => createHmac('sha256', s).update(prefix));
+  // D14: the service signs the decoded body, but its documentation also speaks of the bytes as
+  // received; with an encoding, both are hashed in the same pass.
+  const wireHmacs: Hmac[] = factories.length > 0 ? secrets.map((s) => createHmac('sha256', s).update(prefix)) : [];
   const identitySize =
     factories.length === 0 && length !== undefined && /^\d+$/.test(length.trim()) ? Number(length) : undefined;
   const body = new BodyCollector(max, identitySize);
@@ -395,6 +426,7 @@ export async function verifyPrepared(
       const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array);
       wire += chunk.length;
       if (wire > max) throw tooLarge(max, 'on the wire');
+      for (const h of wireHmacs) h.update(chunk);
       if (wireChunks) {
         if (wire <= WIRE_BUDGET || body.spilled) wireChunks.push(chunk);
         else wireChunks = undefined;
@@ -407,7 +439,7 @@ export async function verifyPrepared(
     throw error;
   }
 
-  const ok = hmacs.map((h) => compare(h.digest(), expected)).some(Boolean);
+  const ok = [...hmacs, ...wireHmacs].map((h) => compare(h.digest(), expected)).some(Boolean);
   if (!ok) throw new WebhookError(401, 'the signature matches none of the signing secrets');
   let decoded: Buffer;
   if (body.spilled && wireChunks) {

@@ -8,6 +8,7 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signDelivery } from '../../src/webhooks/index.js';
 import { type CrawlSite, startCrawlSite } from '../support/crawl-site.js';
+import { crawlBody } from '../support/deliveries.js';
 import { startUntil } from '../support/process.js';
 
 // The built command (npm test builds first), run as a child process as a person would.
@@ -188,7 +189,7 @@ describe('against the emulator command', () => {
     const waited = await cli(['crawl', 'wait', uuid], env);
     expect(waited.code).toBe(1);
     expect(waited.stderr).toMatch(
-      /^error ERR::CRAWLER::CANCELLED: the crawl .* ended cancelled \(cancelled\) \(see `cloud-browser crawl status <uuid>`/m,
+      /^error ERR::CRAWLER::CANCELLED: the crawl .* ended cancelled \(user_cancelled\) \(see `cloud-browser crawl status <uuid>`/m,
     );
   }, 60_000);
 
@@ -228,7 +229,7 @@ describe('cloud-browser webhooks serve', () => {
     const serve = await start(['webhooks', 'serve', '--secret', 'whsec-cli-1', '--port', '0'], /receiving on/);
     const url = /receiving on (\S+)/.exec(serve.output())?.[1] ?? '';
     const signed = signDelivery({
-      body: { event: 'crawler_finished', crawler_uuid: 'c' },
+      body: crawlBody('crawler_finished', 'c'),
       secret: 'whsec-cli-1',
       resourceType: 'crawl',
       contentEncoding: 'gzip',

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Clock, CrawlerClient, toCrawlRequest } from '../../src/crawler/index.js';
 import {
   type CrawlerError,
+  isConfigError,
   isConnectionError,
   isCrawlerError,
   isServiceError,
@@ -56,7 +57,7 @@ const status = (extra: Record<string, unknown>) => ({
 });
 
 describe('start', () => {
-  it('sends a multipart form: config as JSON, urls one per line, the key in the query only', async () => {
+  it('sends a multipart form with url_list: config.json, urls.txt one per line, the key in the query only', async () => {
     server.queue('POST /crawl', json(200, { uuid: 'c-1' }));
     const config = {
       url_list: ['https://a.test/x', 'https://b.test/é'],
@@ -64,11 +65,13 @@ describe('start', () => {
       unblocker: true,
       respect_robots_txt: false,
     };
-    expect(await client.start(config)).toEqual({ uuid: 'c-1' });
+    expect(await client.start(config)).toEqual({ uuid: 'c-1', crawler_uuid: 'c-1' });
     const [req] = server.received;
     expect(req?.query.get('key')).toBe(KEY);
     expect(JSON.parse(req?.parts.config?.text ?? '')).toEqual(toCrawlRequest(config).config);
     expect(req?.parts.config?.contentType).toBe('application/json');
+    expect(req?.parts.config?.filename).toBe('config.json');
+    expect(req?.parts.urls?.filename).toBe('urls.txt');
     expect(req?.parts.urls?.text.split('\n').filter(Boolean)).toEqual(config.url_list);
     const everythingButQuery = JSON.stringify({ parts: req?.parts, headers: req?.headers });
     expect(everythingButQuery).not.toContain(KEY);
@@ -97,22 +100,30 @@ describe('start', () => {
     }
   });
 
-  it('sends no urls part without url_list', async () => {
-    server.queue('POST /crawl', json(200, { uuid: 'c-2' }));
-    await client.start({ url: 'https://a.test/' });
-    expect(Object.keys(server.received[0]?.parts ?? {})).toEqual(['config']);
+  it('sends JSON without url_list, as the service takes it', async () => {
+    server.queue('POST /crawl', json(200, { crawler_uuid: 'c-2', status: 'PENDING' }));
+    const config = { url: 'https://a.test/', page_limit: 5, respect_robots_txt: false, unblocker: true };
+    expect(await client.start(config)).toEqual({ uuid: 'c-2', crawler_uuid: 'c-2', status: 'PENDING' });
+    const [req] = server.received;
+    expect(req?.headers['content-type']).toBe('application/json');
+    expect(req?.json).toEqual({ url: 'https://a.test/', page_limit: 5, respect_robots_txt: false, asp: true });
+    expect(req?.parts).toEqual({});
   });
 
   it('accepts crawler_uuid as the id', async () => {
     server.queue('POST /crawl', json(200, { crawler_uuid: 'c-3', extra: 1 }));
-    expect(await client.start({ url: 'https://a.test/' })).toMatchObject({ uuid: 'c-3', extra: 1 });
+    expect(await client.start({ url: 'https://a.test/' })).toMatchObject({
+      uuid: 'c-3',
+      crawler_uuid: 'c-3',
+      extra: 1,
+    });
   });
 
   it('uses the key of the config, when given, in the query and nowhere else', async () => {
     server.queue('POST /crawl', json(200, { uuid: 'c-4' }));
     await client.start({ url: 'https://a.test/', key: 'other-key-777777' });
     expect(server.received[0]?.query.get('key')).toBe('other-key-777777');
-    expect(server.received[0]?.parts.config?.text).not.toContain('other-key');
+    expect(server.received[0]?.raw).not.toContain('other-key');
   });
 
   it('is not retried on a 503 the service does not mark retryable', async () => {
@@ -300,44 +311,83 @@ describe('status and wait', () => {
 });
 
 describe('urls, contents and artifacts', () => {
-  it('pages through urls lazily, following the cursor', async () => {
+  const text =
+    (body: string): Reply =>
+    (res) => {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(body);
+    };
+
+  it('pages through the text listing lazily, page after page, until an empty page', async () => {
     server.fallback('GET /crawl/c-1/urls', (res, req) =>
-      req.query.get('cursor') === 'p2'
-        ? json(200, { urls: [{ url: 'c', status: 'visited' }], next_cursor: null })(res, req)
-        : json(200, {
-            urls: [
-              { url: 'a', status: 'visited' },
-              { url: 'b', status: 'visited' },
-            ],
-            next_cursor: 'p2',
-          })(res, req),
+      text(
+        { '1': 'https://a.test/a\nhttps://a.test/b\n', '2': 'https://a.test/c\n' }[req.query.get('page') ?? ''] ?? '',
+      )(res, req),
     );
     const first: string[] = [];
     for await (const u of client.urls('c-1', { status: 'visited' })) {
       first.push(u.url);
       break;
     }
-    expect(first).toEqual(['a']);
+    expect(first).toEqual(['https://a.test/a']);
     expect(server.received).toHaveLength(1);
-    expect(server.received[0]?.query.get('status')).toBe('visited');
-    const all: string[] = [];
-    for await (const u of client.urls('c-1')) all.push(u.url);
-    expect(all).toEqual(['a', 'b', 'c']);
-    expect(server.received).toHaveLength(3);
-    expect(server.received.at(-1)?.query.get('cursor')).toBe('p2');
+    expect(Object.fromEntries(server.received[0]?.query ?? [])).toEqual({
+      key: KEY,
+      status: 'visited',
+      page: '1',
+      per_page: '100',
+    });
+    const all = [];
+    for await (const u of client.urls('c-1', { perPage: 2 })) all.push(u);
+    expect(all).toEqual([
+      { url: 'https://a.test/a', status: 'visited' },
+      { url: 'https://a.test/b', status: 'visited' },
+      { url: 'https://a.test/c', status: 'visited' },
+    ]);
+    expect(server.received.slice(1).map((r) => [r.query.get('page'), r.query.get('per_page')])).toEqual([
+      ['1', '2'],
+      ['2', '2'],
+      ['3', '2'],
+    ]);
   });
 
-  it('asks contents in the given formats', async () => {
-    server.queue('GET /crawl/c-1/contents', json(200, { contents: [{ url: 'a', content: { markdown: '# A' } }] }));
+  it('splits failed and skipped lines at the last comma: a URL may hold commas, a reason none', async () => {
+    server.queue(
+      'GET /crawl/c-1/urls',
+      text('https://a.test/x,y?q=1,2,http_404\r\nhttps://a.test/plain,robots_txt\n'),
+      text(''),
+    );
+    const got = [];
+    for await (const u of client.urls('c-1', { status: 'failed' })) got.push(u);
+    expect(got).toEqual([
+      { url: 'https://a.test/x,y?q=1,2', status: 'failed', reason: 'http_404' },
+      { url: 'https://a.test/plain', status: 'failed', reason: 'robots_txt' },
+    ]);
+  });
+
+  it('reads contents as the map of the live wire, following links.next with its own key only', async () => {
+    const page = (n: number, next: string | null) =>
+      json(200, {
+        contents: { [`https://a.test/${n}`]: { markdown: `# ${n}`, text: null } },
+        links: { crawled_urls: 'x', next, prev: null },
+      });
+    server.queue(
+      'GET /crawl/c-1/contents',
+      page(1, 'https://elsewhere.test/crawl/c-1/contents?formats=markdown,text&limit=1&offset=1'),
+      page(2, null),
+    );
     const pages = [];
-    for await (const p of client.contents('c-1', { formats: ['markdown', 'text'], url: 'https://a.test/' }))
-      pages.push(p);
-    expect(pages).toEqual([{ url: 'a', content: { markdown: '# A' } }]);
-    expect(server.received[0]?.query.get('formats')).toBe('markdown,text');
-    expect(server.received[0]?.query.get('url')).toBe('https://a.test/');
+    for await (const p of client.contents('c-1', { formats: ['markdown', 'text'], limit: 1 })) pages.push(p);
+    expect(pages).toEqual([
+      { url: 'https://a.test/1', content: { markdown: '# 1', text: null } },
+      { url: 'https://a.test/2', content: { markdown: '# 2', text: null } },
+    ]);
+    expect(server.received.map((r) => Object.fromEntries(r.query))).toEqual([
+      { formats: 'markdown,text', limit: '1', key: KEY },
+      { formats: 'markdown,text', limit: '1', offset: '1', key: KEY },
+    ]);
   });
 
-  it('refuses unknown content formats and URL statuses before asking', () => {
+  it('refuses unknown content formats, URL statuses and page sizes before asking', () => {
     const formats = ['markdown', 'pdf'] as unknown as ['markdown'];
     expect(() => client.contents('c-1', { formats })).toThrow(
       /`formats` entries must be html, markdown, text, clean_html \(got "pdf"\)/,
@@ -346,13 +396,19 @@ describe('urls, contents and artifacts', () => {
       /`formats` must be a list of html, markdown, text, clean_html \(got "markdown"\)/,
     );
     expect(() => client.urls('c-1', { status: 'gone' as 'visited' })).toThrow(
-      /`status` must be visited, failed, skipped/,
+      /`status` must be visited, pending, failed, skipped/,
+    );
+    expect(() => client.urls('c-1', { perPage: Number.NaN })).toThrow(
+      /`perPage` must be a whole number of URLs, from 1 to 1000 \(got NaN\)/,
+    );
+    expect(() => client.contents('c-1', { limit: 51 })).toThrow(
+      /`limit` must be a whole number of pages, from 1 to 50 \(got 51\)/,
     );
     expect(server.received).toHaveLength(0);
   });
 
-  it('stops with a ServiceError when the service repeats a page cursor', async () => {
-    server.fallback('GET /crawl/c-1/urls', json(200, { urls: [{ url: 'a', status: 'visited' }], next_cursor: 'p2' }));
+  it('stops with a ServiceError when the service gives the same page again', async () => {
+    server.fallback('GET /crawl/c-1/urls', text('https://a.test/a\n'));
     const seen: string[] = [];
     const error = await rejection(
       (async () => {
@@ -361,8 +417,71 @@ describe('urls, contents and artifacts', () => {
     );
     expect(isServiceError(error)).toBe(true);
     expect((error as ServiceError).code).toBe('ERR::CRAWLER::BAD_RESPONSE');
-    expect(seen).toEqual(['a', 'a']);
+    expect(seen).toEqual(['https://a.test/a']);
     expect(server.received).toHaveLength(2);
+  });
+
+  it('reads one page in plain mode, and gives null for a page the crawl did not keep', async () => {
+    server.queue(
+      'GET /crawl/c-1/contents',
+      (res) => void res.writeHead(200, { 'content-type': 'text/markdown' }).end('# Hello'),
+      json(404, {
+        status: 'error',
+        http_code: 404,
+        reason: 'Not Found',
+        error_id: 'e1',
+        message: 'no',
+        code: 'ERR::CRAWLER::CONTENT_NOT_FOUND',
+      }),
+      json(404, { message: 'no such crawl', code: 'ERR::CRAWLER::NOT_FOUND', http_status_code: 404 }),
+    );
+    expect(await client.read('c-1', 'https://a.test/', { format: 'markdown' })).toBe('# Hello');
+    expect(Object.fromEntries(server.received[0]?.query ?? [])).toEqual({
+      plain: 'true',
+      url: 'https://a.test/',
+      formats: 'markdown',
+      key: KEY,
+    });
+    expect(await client.read('c-1', 'https://a.test/never', { format: 'markdown' })).toBeNull();
+    expect(isCrawlerError(await rejection(client.read('c-1', 'https://a.test/', { format: 'text' })))).toBe(true);
+  });
+
+  it('reads a batch from multipart/related, asking html and clean_html apart (same content type)', async () => {
+    const multipart =
+      (parts: [string, string, string][]): Reply =>
+      (res) => {
+        const body = `${parts.map(([url, type, text]) => `--b0\r\nContent-Type: ${type}\r\nContent-Location: ${url}\r\n\r\n${text}\r\n`).join('')}--b0--\r\n`;
+        res.writeHead(200, { 'content-type': 'multipart/related; boundary=b0' }).end(body);
+      };
+    server.queue(
+      'POST /crawl/c-1/contents/batch',
+      multipart([
+        ['https://a.test/1', 'text/html; charset=utf-8', '<p>one\r\n</p>'],
+        ['https://a.test/1', 'text/markdown', 'one'],
+        ['https://a.test/2', 'text/html', '<p>two</p>'],
+      ]),
+      multipart([['https://a.test/1', 'text/html', '<p>clean one</p>']]),
+    );
+    const got = await client.contentsBatch('c-1', ['https://a.test/1', 'https://a.test/2', 'https://a.test/3'], {
+      formats: ['html', 'markdown', 'clean_html'],
+    });
+    expect(got).toEqual({
+      'https://a.test/1': { html: '<p>one\r\n</p>', markdown: 'one', clean_html: '<p>clean one</p>' },
+      'https://a.test/2': { html: '<p>two</p>' },
+    });
+    expect(server.received.map((r) => [r.query.get('formats'), r.raw, r.headers['content-type']])).toEqual([
+      ['html,markdown', 'https://a.test/1\nhttps://a.test/2\nhttps://a.test/3', 'text/plain'],
+      ['clean_html', 'https://a.test/1\nhttps://a.test/2\nhttps://a.test/3', 'text/plain'],
+    ]);
+  });
+
+  it('refuses a batch of no URL or more than 100 before asking', async () => {
+    for (const urls of [[], Array.from({ length: 101 }, (_, i) => `https://a.test/${i}`)]) {
+      const error = await rejection(client.contentsBatch('c-1', urls, { formats: ['html'] }));
+      expect(isConfigError(error)).toBe(true);
+      expect((error as Error).message).toContain(`\`urls\` must list 1 to 100 URLs (got ${urls.length})`);
+    }
+    expect(server.received).toHaveLength(0);
   });
 
   it('streams an artifact', async () => {
@@ -392,13 +511,37 @@ describe('search', () => {
     server.queue(
       'POST /crawl/search',
       json(200, {
-        results: [{ crawl: 'c-1', url: 'a', score: 2 }],
-        skipped: [{ crawl: 'c-2', reason: 'SEARCH_NOT_READY' }],
+        query: 'pricing',
+        mode: 'hybrid',
+        limit: 5,
+        results: [{ rank: 1, score: 2, crawler_uuid: 'c-1', url: 'https://a.test/', title: 'A', text: 'pricing' }],
+        skipped: [{ crawler_uuid: 'c-2', reason: 'search_not_ready', status: 'BUILDING' }],
+        cursor: 'next-1',
       }),
     );
-    const res = await client.search({ crawls: ['c-1', 'c-2'], query: 'pricing' });
-    expect(res.skipped).toEqual([{ crawl: 'c-2', reason: 'SEARCH_NOT_READY' }]);
-    expect(server.received[0]?.json).toEqual({ crawls: ['c-1', 'c-2'], query: 'pricing' });
+    const res = await client.search({
+      crawls: ['c-1', 'c-2'],
+      query: 'pricing',
+      limit: 5,
+      mode: 'fts',
+      filters: { host: 'a.test' },
+    });
+    expect(res.skipped).toEqual([{ crawler_uuid: 'c-2', reason: 'search_not_ready', status: 'BUILDING' }]);
+    expect(res.results[0]).toMatchObject({
+      rank: 1,
+      crawler_uuid: 'c-1',
+      url: 'https://a.test/',
+      text: 'pricing',
+      contents_url: null,
+    });
+    expect(res.cursor).toBe('next-1');
+    expect(server.received[0]?.json).toEqual({
+      crawl_ids: ['c-1', 'c-2'],
+      query: 'pricing',
+      limit: 5,
+      mode: 'fts',
+      filters: { host: 'a.test' },
+    });
     expect(server.received[0]?.query.get('key')).toBe(KEY);
   });
 
@@ -440,17 +583,37 @@ describe('prompt', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' }).end(frames);
     };
 
-  it('streams tokens until done', async () => {
+  it('streams JSON-string tokens until done, keeping the sources and the done frame, skipping comments', async () => {
     server.queue(
       'POST /crawl/prompt',
       sse(
-        'event: token\ndata: {"text":"Hello"}\n\nevent: token\ndata: {"text":", world"}\n\nevent: done\ndata: {}\n\n',
+        ': keep-alive\n\nevent: source\ndata: {"id":1,"crawler_uuid":"c-1","url":"https://a.test/","title":"A","score":0.5}\n\n' +
+          'event: token\ndata: "Hello"\n\n: keep-alive\n\nevent: token\ndata: ", \\"world\\""\n\nevent: token\ndata: {"text":"!"}\n\n' +
+          'event: done\ndata: {"sources_used":[1],"sources_dropped":0,"truncated":false}\n\n',
       ),
     );
+    const stream = client.prompt({ crawls: ['c-1'], prompt: 'hi?', search: { limit: 4 } });
     const tokens: string[] = [];
-    for await (const t of client.prompt({ crawls: ['c-1'], prompt: 'hi?' })) tokens.push(t);
-    expect(tokens).toEqual(['Hello', ', world']);
-    expect(server.received[0]?.json).toEqual({ crawls: ['c-1'], prompt: 'hi?' });
+    for await (const t of stream) tokens.push(t);
+    expect(tokens).toEqual(['Hello', ', "world"', '!']);
+    expect(stream.sources).toEqual([{ id: 1, crawler_uuid: 'c-1', url: 'https://a.test/', title: 'A', score: 0.5 }]);
+    expect(stream.done).toEqual({ sources_used: [1], sources_dropped: 0, truncated: false });
+    expect(server.received[0]?.json).toEqual({
+      crawl_ids: ['c-1'],
+      prompt: 'hi?',
+      generation: { stream: true },
+      search: { limit: 4 },
+    });
+  });
+
+  it('is not asked again after a retryable-looking 503 the service does not mark retryable', async () => {
+    server.queue(
+      'POST /crawl/prompt',
+      json(503, { message: 'busy', code: 'ERR::BUSY' }),
+      sse('event: done\ndata: {}\n\n'),
+    );
+    await rejection(client.prompt({ crawls: ['c-1'], prompt: 'q' }).text());
+    expect(server.received).toHaveLength(1);
   });
 
   it('rejects before any token when the service refuses', async () => {

@@ -61,7 +61,18 @@ describe('toCrawlRequest applies the seven rules of spec 2.1', () => {
     ['a url that is not http', { url: 'ftp://site.test/' }, 'url', 'http or https'],
     ['a url_list entry with a line break', { url_list: ['https://a.test/\nhttps://b.test/'] }, 'url_list', 'entry 0'],
     ['an empty url_list', { url_list: [] }, 'url_list', 'at least one URL'],
-    ['a page_limit of zero', { url, page_limit: 0 }, 'page_limit', 'at least 1'],
+    ['a negative page_limit', { url, page_limit: -1 }, 'page_limit', 'at least 0'],
+    ['a max_duration under 15 s', { url, max_duration: 5 }, 'max_duration', 'at least 15'],
+    ['a max_duration over 3 hours', { url, max_duration: 10_801 }, 'max_duration', 'at most 10800 seconds'],
+    ['a delay over 15 s', { url, delay: 15_001 }, 'delay', 'at most 15000 milliseconds'],
+    ['a rendering_delay over 25 s', { url, rendering_delay: 25_001 }, 'rendering_delay', 'at most 25000'],
+    ['a cache_ttl over a week', { url, cache_ttl: 604_801 }, 'cache_ttl', 'at most 604800'],
+    [
+      '101 exclude_paths',
+      { url, exclude_paths: Array.from({ length: 101 }, (_, i) => `/x${i}`) },
+      'exclude_paths',
+      'at most 100',
+    ],
     ['a fractional delay', { url, delay: 1.5 }, 'delay', 'whole number'],
     ['headers that are not strings', { url, headers: { 'x-a': 1 } }, 'headers.x-a', 'strings'],
     ['a misspelt option', { url, page_limt: 5 }, 'page_limt', 'did you mean `page_limit`'],
@@ -75,6 +86,13 @@ describe('toCrawlRequest applies the seven rules of spec 2.1', () => {
   it('lists the eleven allowed events when one is wrong', () => {
     const message = issues({ url, webhook_events: ['nope'] }).message;
     for (const e of CRAWLER_EVENTS) expect(message).toContain(e);
+  });
+
+  it('accepts 0 for page_limit and max_api_credit, which the service reads as no limit', () => {
+    expect(toCrawlRequest({ url, page_limit: 0, max_api_credit: 0 }).config).toMatchObject({
+      page_limit: 0,
+      max_api_credit: 0,
+    });
   });
 
   it('accepts the interval bounds with refresh', () => {

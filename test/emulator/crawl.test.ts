@@ -20,7 +20,7 @@ beforeAll(async () => {
     secrets: SECRET,
     onDelivery: (d: Delivery) => {
       const e = parseCrawlEvent(d.body);
-      received.push({ event: e.event, crawl: String(e.crawler_uuid), body: d.body.toString('utf8') });
+      received.push({ event: e.event, crawl: e.payload.crawler_uuid, body: d.body.toString('utf8') });
     },
   });
   emulator = await startEmulator({ webhooks: { hooks: { url: receiver.url, secret: SECRET } } });
@@ -55,7 +55,9 @@ describe('a crawl of a local site', () => {
   });
 
   it('visits, fails and skips exactly the expected URLs', async () => {
-    const urls = await all(client.urls(uuid));
+    const urls = (
+      await Promise.all((['visited', 'failed', 'skipped'] as const).map((status) => all(client.urls(uuid, { status }))))
+    ).flat();
     const by = (status: string) =>
       urls
         .filter((u) => u.status === status)
@@ -84,7 +86,19 @@ describe('a crawl of a local site', () => {
 
   it('reports the D11 status record', async () => {
     const status = await client.status(uuid);
-    expect(status).toMatchObject({ uuid, status: 'DONE', is_complete: true, is_success: true });
+    expect(status).toMatchObject({
+      uuid,
+      crawler_uuid: uuid,
+      status: 'DONE',
+      is_complete: true,
+      is_finished: true,
+      is_success: true,
+      refresh: null,
+    });
+    expect(status.search).toMatchObject({ status: 'READY', documents: DOCS + 2, generation: 1 });
+    expect(Date.parse(status.search?.built_at ?? '')).toBeGreaterThan(0);
+    expect(status.state.stop_time).toBeGreaterThanOrEqual(status.state.start_time ?? Number.POSITIVE_INFINITY);
+    expect(Number.isInteger(status.state.start_time)).toBe(true);
     expect(status.state).toMatchObject({
       urls_visited: DOCS + 2,
       urls_failed: 1,
@@ -108,16 +122,22 @@ describe('a crawl of a local site', () => {
     expect(doc?.content.text).toContain('DOC 7');
     expect(doc?.content.text).toContain('the subscription costs 42 euros');
     expect(doc?.content.text).not.toContain('tracking');
-    expect(doc?.extracted).toEqual({ heading: 'Doc 7', price: '5 EUR' });
+    expect(JSON.parse(doc?.content.extracted_data ?? 'null')).toEqual({ heading: 'Doc 7', price: '5 EUR' });
   });
 
   it('searches the index and streams an extractive answer', async () => {
     const res = await client.search({ crawls: [uuid], query: 'subscription pricing' });
-    expect(res.results[0]?.url).toBe(`${site.origin}/docs/7`);
+    expect(res.results[0]).toMatchObject({ rank: 1, crawler_uuid: uuid, url: `${site.origin}/docs/7`, title: 'Doc 7' });
+    expect(res.results[0]?.text).toContain('42 euros');
+    expect(res.results[0]?.contents_url).toBe(
+      `${emulator.apiUrl}/crawl/${uuid}/contents?url=${encodeURIComponent(`${site.origin}/docs/7`)}`,
+    );
     expect(res.skipped).toEqual([]);
-    const answer = await client.prompt({ crawls: [uuid], prompt: 'How much is the subscription?' }).text();
+    const stream = client.prompt({ crawls: [uuid], prompt: 'How much is the subscription?' });
+    const answer = await stream.text();
     expect(answer).toContain('42 euros');
-    expect(answer).toContain(`${site.origin}/docs/7`);
+    expect(stream.sources[0]).toMatchObject({ id: 1, crawler_uuid: uuid, url: `${site.origin}/docs/7` });
+    expect(stream.done?.sources_used).toEqual(stream.sources.map((s) => s.id));
   });
 
   it('ends a prompt stream with the injected error after the tokens already given', async () => {
@@ -137,13 +157,19 @@ describe('a crawl of a local site', () => {
     const { uuid: plain } = await client.start({ url: `${site.origin}/docs/1`, page_limit: 1 });
     await client.wait(plain, { pollInterval: 50 });
     const res = await client.search({ crawls: [uuid, plain], query: 'pricing' });
-    expect(res.skipped).toEqual([{ crawl: plain, reason: 'SEARCH_NOT_ENABLED' }]);
+    expect(res.skipped).toEqual([{ crawler_uuid: plain, reason: 'search_not_enabled', status: 'DISABLED' }]);
     expect(res.results.length).toBeGreaterThan(0);
     const only = (await client.search({ crawls: [plain], query: 'x' }).catch((e) => e)) as CrawlerError;
     expect(only.code).toBe('ERR::CRAWLER::SEARCH_NOT_ENABLED');
+    const raw = await fetch(`${emulator.apiUrl}/crawl/search?key=${emulator.apiKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ crawl_ids: Array.from({ length: 11 }, (_, i) => `${uuid.slice(0, -2)}${i}`), query: 'x' }),
+    });
     const many = (await client
-      .search({ crawls: Array.from({ length: 11 }, () => uuid), query: 'x' })
+      .search({ crawls: Array.from({ length: 11 }, (_, i) => (i === 0 ? uuid : `c-${i}`)), query: 'x' })
       .catch((e) => e)) as CrawlerError;
+    expect(raw.status).toBe(400);
     expect(many.code).toBe('ERR::CRAWLER::SEARCH_TOO_MANY_CRAWLS');
   });
 
@@ -186,6 +212,39 @@ describe('a crawl of a local site', () => {
     expect(mine).toEqual(['crawler_started', 'crawler_url_failed', 'crawler_search_ready', 'crawler_finished']);
     expect(emulator.crawler.deliveries[0]).toMatchObject({ event: 'ping', status: 200 });
     expect(emulator.crawler.deliveries.filter((d) => d.crawl === uuid).every((d) => d.status === 200)).toBe(true);
+  });
+
+  it('sends each delivery as {event, payload} with the D17 payload of its event', async () => {
+    await emulator.crawler.settled();
+    const bodies = Object.fromEntries(
+      received
+        .filter((r) => r.crawl === uuid)
+        .map((r) => [r.event, JSON.parse(r.body) as { payload: Record<string, unknown> }]),
+    );
+    for (const body of Object.values(bodies)) {
+      expect(Object.keys(body)).toEqual(['event', 'payload']);
+      expect(body.payload).toMatchObject({ crawler_uuid: uuid, project: expect.any(String), env: 'TEST' });
+      expect(body.payload.state).toMatchObject({
+        urls_visited: expect.any(Number),
+        api_credit_used: expect.any(Number),
+      });
+    }
+    expect(bodies.crawler_finished?.payload).toMatchObject({
+      action: 'finished',
+      seed_url: `${site.origin}/`,
+      links: { status: `${emulator.apiUrl}/crawl/${uuid}/status` },
+      state: { stop_reason: 'no_more_urls', urls_visited: DOCS + 2 },
+    });
+    expect(bodies.crawler_url_failed?.payload).toMatchObject({
+      action: 'url_failed',
+      url: `${site.origin}/broken`,
+      error: 'ERR::SCRAPE::BAD_UPSTREAM_RESPONSE',
+      links: { log: null },
+    });
+    expect(bodies.crawler_search_ready?.payload).toMatchObject({
+      action: '',
+      search: { status: 'READY', documents: DOCS + 2 },
+    });
   });
 });
 
@@ -258,10 +317,10 @@ describe('the configuration shapes the crawl', () => {
       webhook_events: ['crawler_started'],
     });
     await client.wait(uuid, { pollInterval: 30 });
-    // The started event names the headers but never echoes their values.
+    // The started event never echoes the headers' values.
     await emulator.crawler.settled();
     const started = received.find((r) => r.crawl === uuid && r.event === 'crawler_started');
-    expect(JSON.parse(started?.body ?? '{}').config.headers).toEqual(['x-crawl-test', 'authorization']);
+    expect(JSON.parse(started?.body ?? '{}').payload.seed_url).toBe(`${site.origin}/echo-headers`);
     expect(started?.body).not.toContain('site-token-93c1');
     const [page] = await all(client.contents(uuid, { formats: ['text'] }));
     expect(page?.content.text).toContain('"ua":"CrawlTestBot/1.0"');
@@ -307,12 +366,20 @@ describe('crawls of URL lists, refresh and cancel', () => {
     await emulator.crawler.advanceTime(3600 * 1000);
     const status = await client.status(uuid);
     expect(status.uuid).toBe(uuid);
-    expect((status.refresh as { runs: number; last_changed: string[] }).last_changed).toEqual([
-      `${site.origin}/docs/3`,
-    ]);
+    expect(status.refresh).toMatchObject({ enabled: true, interval_seconds: 3600, status: 'SCHEDULED', generation: 1 });
+    expect(Date.parse(status.refresh?.next_run_at ?? '') - Date.parse(status.refresh?.last_run_at ?? '')).toBe(
+      3600 * 1000,
+    );
+    expect(status.search?.generation).toBe(2);
     expect((await client.search({ crawls: [uuid], query: 'zeppelins' })).results[0]?.url).toBe(`${site.origin}/docs/3`);
     await emulator.crawler.settled();
-    expect(received.filter((r) => r.crawl === uuid).map((r) => r.event)).toEqual(['crawler_updated']);
+    const updates = received.filter((r) => r.crawl === uuid);
+    expect(updates.map((r) => r.event)).toEqual(['crawler_updated']);
+    expect(JSON.parse(updates[0]?.body ?? '{}').payload).toMatchObject({
+      changed_urls: [`${site.origin}/docs/3`],
+      refresh: { enabled: true, generation: 1, updated: 1 },
+      documents: { updated: [`${site.origin}/docs/3`], removed: [], truncated: false },
+    });
     site.texts.delete('/docs/3');
   });
 
@@ -336,6 +403,7 @@ describe('crawls of URL lists, refresh and cancel', () => {
     const error = (await client.wait(uuid, { pollInterval: 50 }).catch((e) => e)) as CrawlerError;
     expect(error.code).toBe('ERR::CRAWLER::CANCELLED');
     expect(error.uuid).toBe(uuid);
+    expect((await client.status(uuid)).state.stop_reason).toBe('user_cancelled');
     await emulator.crawler.settled();
     expect(received.filter((r) => r.crawl === uuid).map((r) => r.event)).toEqual([
       'crawler_started',

@@ -12,6 +12,7 @@ import {
   signDelivery,
   type WebhookServer,
 } from '../../src/webhooks/index.js';
+import { crawlBody } from '../support/deliveries.js';
 
 const SECRET = 'whsec-receiver-123456';
 const servers: WebhookServer[] = [];
@@ -47,7 +48,7 @@ describe('serveWebhooks, the reference receiver', () => {
       got.push(d);
     });
     const signed = signDelivery({
-      body: { event: 'crawler_started', crawler_uuid: 'u1' },
+      body: crawlBody('crawler_started', 'u1'),
       secret: SECRET,
       resourceType: 'crawl',
       contentEncoding: 'gzip',
@@ -55,8 +56,8 @@ describe('serveWebhooks, the reference receiver', () => {
     expect(await post(receiver.url, signed.headers, signed.body)).toEqual({ status: 200, body: '' });
     expect(got).toHaveLength(1);
     expect(got[0]?.resourceType).toBe('crawl');
-    expect(parseCrawlEvent(got[0]?.body ?? '')).toEqual({ event: 'crawler_started', crawler_uuid: 'u1' });
-    expect(got[0]?.json()).toEqual({ event: 'crawler_started', crawler_uuid: 'u1' });
+    expect(parseCrawlEvent(got[0]?.body ?? '')).toEqual(crawlBody('crawler_started', 'u1'));
+    expect(got[0]?.json()).toEqual(crawlBody('crawler_started', 'u1'));
   });
 
   it('answers 500 when the application fails, and 200 to an unsigned ping without calling it', async () => {

@@ -66,6 +66,86 @@ describe('verifyDelivery accepts what the service signs', () => {
     expect(result.body?.equals(body)).toBe(true);
   });
 
+  it('accepts a signature over the bytes as received, and over the decoded body, in one pass (D14)', async () => {
+    const gz = zlib.gzipSync(body);
+    const stacked = zlib.brotliCompressSync(zlib.gzipSync(body));
+    for (const [wire, encoding] of [
+      [gz, 'gzip'],
+      [stacked, 'gzip, br'],
+    ] as const) {
+      for (const signed of [wire, body]) {
+        for (const secret of [SECRET, SECOND]) {
+          const headers = base('crawl', hmac(secret, signed).toUpperCase(), { 'content-encoding': encoding });
+          const got = await verifyDelivery({ headers, body: Readable.from([wire]), secrets: [SECRET, SECOND] });
+          expect(got.body).toEqual(body);
+        }
+      }
+    }
+    // Neither: a signature over some other bytes.
+    const wrong = base('crawl', hmac(SECRET, zlib.gzipSync(Buffer.from('other'))), { 'content-encoding': 'gzip' });
+    expect(await status(verifyDelivery({ headers: wrong, body: gz, secrets: SECRET }))).toBe(401);
+  });
+
+  it("reads the headers under another prefix, the live service's", async () => {
+    const live = {
+      'x-scrapfly-webhook-resource-type': 'crawl',
+      'x-scrapfly-webhook-signature': hmac(SECRET, body).toUpperCase(),
+    };
+    const got = await verifyDelivery({ headers: live, body, secrets: SECRET, headerPrefix: 'X-Scrapfly-Webhook-' });
+    expect(got).toMatchObject({ resourceType: 'crawl', body });
+    const signed = signDelivery({
+      body,
+      secret: SECRET,
+      resourceType: 'alert',
+      timestamp: NOW / 1000,
+      headerPrefix: 'X-Scrapfly-Webhook-',
+    });
+    expect(
+      Object.keys(signed.headers)
+        .filter((h) => h.startsWith('x-scrapfly-webhook-'))
+        .sort(),
+    ).toEqual([
+      'x-scrapfly-webhook-resource-type',
+      'x-scrapfly-webhook-signature',
+      'x-scrapfly-webhook-signature-lowercase',
+      'x-scrapfly-webhook-timestamp',
+    ]);
+    const alert = await verifyDelivery({
+      headers: signed.headers,
+      body: signed.body,
+      secrets: SECRET,
+      headerPrefix: 'X-Scrapfly-Webhook-',
+      now: () => NOW,
+    });
+    expect(alert.body).toEqual(body);
+    // The spec's receiver meets a live delivery: a 400 that says which option to set.
+    const error = (await verifyDelivery({ headers: live, body, secrets: SECRET }).catch((e) => e)) as WebhookError;
+    expect(error.status).toBe(400);
+    expect(error.message).toContain('headerPrefix: X-Scrapfly-Webhook-');
+  });
+
+  it.each([
+    ['no trailing dash', 'X-Scrapfly-Webhook'],
+    ['a space', 'X-Scrapfly Webhook-'],
+    ['nothing', ''],
+  ])('refuses a header prefix with %s', async (_name, headerPrefix) => {
+    const error = (await verifyDelivery({ headers: {}, body, secrets: SECRET, headerPrefix }).catch((e) => e)) as Error;
+    expect(error.name).toBe('ConfigError');
+    expect(error.message).toContain('`headerPrefix` must be letters, digits and dashes ending with a dash');
+  });
+
+  it('refuses knobs that are not finite numbers in range', async () => {
+    const error = (await verifyDelivery({
+      headers: {},
+      body,
+      secrets: SECRET,
+      maxBodyBytes: Number.NaN,
+      toleranceSeconds: -1,
+    }).catch((e) => e)) as Error;
+    expect(error.message).toContain('`maxBodyBytes` must be a whole number of bytes');
+    expect(error.message).toContain('`toleranceSeconds` must be a whole number of seconds, from 0');
+  });
+
   it('accepts a delivery signed with the second of several secrets', async () => {
     const result = await verifyDelivery({
       headers: base('crawl', hmac(SECOND, body)),
@@ -166,7 +246,6 @@ describe('verifyDelivery refuses, with the status to answer', () => {
     ['a malformed signature', base('crawl', 'not-hex'), body, 401],
     ['a 63-character signature', base('crawl', good.slice(1)), body, 401],
     ['a signature by another secret', base('crawl', hmac('other-secret', body)), body, 401],
-    ['a signature over the compressed bytes', base('crawl', hmac(SECRET, gz), { 'content-encoding': 'gzip' }), gz, 401],
     ['a tampered body', base('crawl', good), Buffer.concat([body, Buffer.from(' ')]), 401],
     ['an alert without a timestamp', base('alert', good), body, 401],
     [

@@ -21,6 +21,8 @@ export interface PageRecord {
   title?: string;
   html?: string;
   hash?: string;
+  /** What went wrong, beside the one-word `reason`. */
+  error?: string;
   content_type?: string;
   headers?: Record<string, string>;
   fetched_at?: string;
@@ -98,13 +100,21 @@ export class EmulatedCrawl {
   stopReason: string | null = null;
   readonly pages = new Map<string, PageRecord>();
   searchState: 'NONE' | 'BUILDING' | 'READY' | 'FAILED';
+  /** When the index was last built, ms; and how many times. */
+  searchBuiltAt: number | null = null;
+  searchGeneration = 0;
   readonly index = new SearchIndex();
   credits = 0;
   startedAt = 0;
   endedAt = 0;
   refreshRuns = 0;
+  /** Why the seeds could not be read, when they could not. */
+  seedError: string | undefined;
   lastRefreshAt: number | null = null;
   lastChanged: string[] = [];
+  /** URLs queued and not yet fetched, and those being fetched. */
+  readonly queue: { url: string; depth: number }[] = [];
+  readonly inFlight = new Set<string>();
   running: Promise<void> | undefined;
   private cancelled = false;
   private readonly controller = new AbortController();
@@ -138,34 +148,65 @@ export class EmulatedCrawl {
     return n;
   }
 
-  /** The status record of D11, with the emulator's refresh and search fields. */
-  record(): Record<string, unknown> {
+  /** The counters of D11: times in Unix seconds, null until they happen. */
+  state(): Record<string, unknown> {
     const end = this.endedAt || this.host.now();
+    let extracted = 0;
+    for (const p of this.pages.values()) if (p.extracted) extracted++;
     return {
+      urls_visited: this.count('visited'),
+      urls_extracted: extracted,
+      urls_failed: this.count('failed'),
+      urls_skipped: this.count('skipped'),
+      urls_to_crawl: this.pending,
+      api_credit_used: this.credits,
+      duration: this.startedAt ? Math.round((end - this.startedAt) / 1000) : 0,
+      start_time: this.startedAt ? Math.floor(this.startedAt / 1000) : null,
+      stop_time: this.endedAt ? Math.floor(this.endedAt / 1000) : null,
+      stop_reason: this.stopReason,
+    };
+  }
+
+  /** The `search` block of D11, or null when the crawl builds no index. */
+  searchBlock(): Record<string, unknown> | null {
+    if (!this.config.search) return null;
+    const status = { NONE: 'DISABLED', BUILDING: 'BUILDING', READY: 'READY', FAILED: 'FAILED' }[this.searchState];
+    return {
+      status,
+      documents: this.index.size,
+      built_at: this.searchBuiltAt === null ? null : new Date(this.searchBuiltAt).toISOString(),
+      generation: this.searchGeneration,
+    };
+  }
+
+  /** The `refresh` block of D11, or null when the crawl does not refresh itself. */
+  refreshBlock(): Record<string, unknown> | null {
+    if (!this.config.refresh) return null;
+    const next = this.nextRefreshAt;
+    return {
+      enabled: true,
+      interval_seconds: this.refreshInterval,
+      status: this.running && this.refreshRuns > 0 ? 'RUNNING' : next === null ? 'DISABLED' : 'SCHEDULED',
+      generation: this.refreshRuns,
+      last_run_at: this.lastRefreshAt === null ? null : new Date(this.lastRefreshAt).toISOString(),
+      next_run_at: next === null ? null : new Date(next).toISOString(),
+      consecutive_failures: 0,
+    };
+  }
+
+  /** The status record of D11, under the spec's names and the service's. */
+  record(): Record<string, unknown> {
+    const complete = this.isComplete;
+    return {
+      crawler_uuid: this.uuid,
       uuid: this.uuid,
       status: this.status,
-      is_complete: this.isComplete,
-      is_success: this.isComplete ? this.isSuccess : null,
-      state: {
-        urls_visited: this.count('visited'),
-        urls_extracted: [...this.pages.values()].filter((p) => p.extracted).length,
-        urls_failed: this.count('failed'),
-        urls_skipped: this.count('skipped'),
-        urls_to_crawl: this.pending,
-        api_credit_used: this.credits,
-        duration: this.startedAt ? Math.round((end - this.startedAt) / 1000) : 0,
-        stop_reason: this.stopReason,
-      },
-      ...(this.config.page_limit !== undefined ? { page_limit: this.config.page_limit } : {}),
-      search: this.config.search ? { state: this.searchState, documents: this.index.size } : null,
-      refresh: this.config.refresh
-        ? {
-            interval: this.refreshInterval,
-            runs: this.refreshRuns,
-            next_run_at: this.nextRefreshAt,
-            last_changed: this.lastChanged,
-          }
-        : null,
+      is_finished: complete,
+      is_complete: complete,
+      is_success: complete ? this.isSuccess : null,
+      state: this.state(),
+      search: this.searchBlock(),
+      refresh: this.refreshBlock(),
     };
   }
 
@@ -226,15 +267,7 @@ export class EmulatedCrawl {
     this.status = 'RUNNING';
     if (!isRefresh) {
       this.startedAt = this.host.now();
-      // Header values may be credentials for the crawled site: name them, never echo them.
-      const { url_list: _list, key: _key, headers: sent, ...shown } = c;
-      this.host.emit(this, 'crawler_started', {
-        config: {
-          ...shown,
-          ...(sent ? { headers: Object.keys(sent) } : {}),
-          ...(c.url_list ? { url_count: c.url_list.length } : {}),
-        },
-      });
+      this.host.emit(this, 'crawler_started', {});
     }
     const changed: string[] = [];
     let seeds: string[] = [];
@@ -252,12 +285,13 @@ export class EmulatedCrawl {
           .filter((s) => /^https?:\/\//.test(s));
       }
     } catch (error) {
-      this.finish(false, `seed_failed: ${error instanceof Error ? error.message : error}`);
+      this.seedError = error instanceof Error ? error.message : String(error);
+      this.finish(false, 'seed_url_failed');
       return;
     }
     const first = seeds[0] ? new URL(seeds[0]) : undefined;
     if (!first) {
-      this.finish(false, 'no_urls');
+      this.finish(false, 'seed_url_failed');
       return;
     }
     const basePath = first.pathname.endsWith('/') ? first.pathname : first.pathname.replace(/[^/]*$/, '');
@@ -274,7 +308,8 @@ export class EmulatedCrawl {
       } catch {}
     }
     const seen = new Set<string>();
-    const queue: { url: string; depth: number }[] = [];
+    const queue = this.queue;
+    queue.length = 0;
     // Idle workers wait here until a URL is queued or the crawl runs dry.
     let waiters: (() => void)[] = [];
     const wake = (all = false) => {
@@ -294,11 +329,10 @@ export class EmulatedCrawl {
       const href = url.href;
       if (seen.has(href)) return;
       seen.add(href);
-      if (from) this.host.emit(this, 'crawler_url_discovered', { url: href, depth });
       const skip = (reason: string) => {
         if (isRefresh) return;
         this.pages.set(href, { url: href, status: 'skipped', reason, depth });
-        this.host.emit(this, 'crawler_url_skipped', { url: href, reason });
+        this.host.emit(this, 'crawler_url_skipped', { urls: { [href]: reason } });
       };
       if (discovery) {
         const hostProblem = this.allowedHost(url, first);
@@ -313,7 +347,15 @@ export class EmulatedCrawl {
         return skip('offline_emulator');
       }
       queue.push({ url: href, depth });
+      if (from) discovered.push(href);
       wake();
+    };
+    // The links a page added to the frontier, told once per page.
+    let discovered: string[] = [];
+    const told = (origin: string) => {
+      if (discovered.length > 0)
+        this.host.emit(this, 'crawler_url_discovered', { origin, discovered_urls: discovered });
+      discovered = [];
     };
     for (const s of seeds) enqueue(s, 0);
     if (discovery && c.use_sitemaps) {
@@ -327,6 +369,7 @@ export class EmulatedCrawl {
             enqueue(loc.text.trim(), 1, first.href);
         } catch {}
       }
+      told(first.href);
     }
 
     const deadline = c.max_duration ? this.host.now() + c.max_duration * 1000 : Number.POSITIVE_INFINITY;
@@ -342,15 +385,17 @@ export class EmulatedCrawl {
           wake(true);
           return;
         }
-        if (!stop && c.page_limit !== undefined && visited + active >= c.page_limit) stop = 'page_limit';
-        if (!stop && c.max_api_credit !== undefined && this.credits >= c.max_api_credit) stop = 'max_api_credit';
+        // 0 means no limit (the service's SDKs).
+        if (!stop && c.page_limit && visited + active >= c.page_limit) stop = 'page_limit';
+        if (!stop && c.max_api_credit && this.credits >= c.max_api_credit) stop = 'max_api_credit';
         if (!stop && this.host.now() > deadline) stop = 'max_duration';
         if (stop) {
           wake(true);
           return;
         }
         const next = queue.shift();
-        this.pending = queue.length + active;
+        if (next) this.inFlight.add(next.url);
+        this.pending = queue.length + this.inFlight.size;
         if (!next) {
           if (active === 0) {
             wake(true);
@@ -379,7 +424,7 @@ export class EmulatedCrawl {
           if (!res.ok) {
             record.reason = `http_${res.status}`;
             this.pages.set(next.url, record);
-            this.host.emit(this, 'crawler_url_failed', { url: next.url, http_status: res.status });
+            this.failed(next.url, 'ERR::SCRAPE::BAD_UPSTREAM_RESPONSE');
           } else {
             record.html = body;
             record.hash = createHash('sha256').update(body).digest('hex');
@@ -394,15 +439,17 @@ export class EmulatedCrawl {
               this.index.put(next.url, record.title ?? '', format(body, 'text'));
             this.host.emit(this, 'crawler_url_visited', {
               url: next.url,
-              http_status: res.status,
-              depth: next.depth,
-              ...(formats.length ? { formats } : {}),
+              scrape: {
+                status_code: res.status,
+                content: Object.fromEntries(formats.map((f) => [f, format(body, f)])),
+              },
             });
             if (page && discovery) {
               for (const link of page.links) {
                 if (link.nofollow && !c.ignore_no_follow) continue;
                 enqueue(link.href, next.depth + 1, next.url);
               }
+              told(next.url);
             }
           }
         } catch (error) {
@@ -411,13 +458,17 @@ export class EmulatedCrawl {
             wake(true);
             return;
           }
+          // A listing line is `url,reason`: the reason is one word, the detail kept beside it.
           this.pages.set(next.url, {
             url: next.url,
             status: 'failed',
-            reason: `network: ${error instanceof Error ? error.message : error}`,
+            reason: 'network_error',
+            error: error instanceof Error ? error.message : String(error),
             depth: next.depth,
           });
-          this.host.emit(this, 'crawler_url_failed', { url: next.url, reason: 'network' });
+          this.failed(next.url, 'ERR::SCRAPE::NETWORK_ERROR');
+        } finally {
+          this.inFlight.delete(next.url);
         }
         active--;
         if (active === 0 && queue.length === 0) wake(true);
@@ -430,22 +481,43 @@ export class EmulatedCrawl {
       fetcher.close();
     }
     this.pending = 0;
+    queue.length = 0;
     if (this.cancelled) {
       this.status = 'CANCELLED';
       this.isSuccess = false;
-      this.stopReason = 'cancelled';
+      this.stopReason = 'user_cancelled';
       this.endedAt = this.host.now();
-      this.host.emit(this, 'crawler_cancelled', { state: this.record().state });
+      this.host.emit(this, 'crawler_cancelled', {});
       return;
     }
     if (isRefresh) {
       this.lastChanged = changed;
       this.status = 'DONE';
-      this.host.emit(this, 'crawler_updated', { changed, refresh_run: this.refreshRuns });
+      if (c.search && changed.length > 0) this.searchGeneration++;
+      this.host.emit(this, 'crawler_updated', {
+        refresh: {
+          ...this.refreshBlock(),
+          at: new Date(this.lastRefreshAt ?? this.host.now()).toISOString(),
+          added: 0,
+          updated: changed.length,
+          removed: 0,
+          unchanged: Math.max(0, visited - changed.length),
+          failed: this.count('failed'),
+          duration_ms: this.host.now() - (this.lastRefreshAt ?? this.host.now()),
+        },
+        changed_urls: changed,
+        documents: { updated: changed.slice(0, 100), removed: [], truncated: changed.length > 100 },
+      });
       return;
     }
-    if (stop) this.host.emit(this, 'crawler_stopped', { stop_reason: stop });
-    this.finish(this.count('visited') > 0, stop ?? 'no_more_urls');
+    if (stop) this.host.emit(this, 'crawler_stopped', {});
+    const visitedAny = this.count('visited') > 0;
+    // Nothing fetched: every seed failed or was skipped.
+    this.finish(visitedAny, stop ?? (visitedAny ? 'no_more_urls' : 'seed_url_failed'));
+  }
+
+  private failed(url: string, error: string): void {
+    this.host.emit(this, 'crawler_url_failed', { url, error, scrape_config: { url }, links: { log: null } });
   }
 
   private finish(success: boolean, reason: string): void {
@@ -455,8 +527,14 @@ export class EmulatedCrawl {
     this.endedAt = this.host.now();
     if (this.config.search) {
       this.searchState = success ? 'READY' : 'FAILED';
-      this.host.emit(this, success ? 'crawler_search_ready' : 'crawler_search_failed', { documents: this.index.size });
+      if (success) {
+        this.searchBuiltAt = this.host.now();
+        this.searchGeneration = 1;
+      }
+      this.host.emit(this, success ? 'crawler_search_ready' : 'crawler_search_failed', {
+        search: this.searchBlock(),
+      });
     }
-    this.host.emit(this, 'crawler_finished', { state: this.record().state, is_success: success });
+    this.host.emit(this, 'crawler_finished', {});
   }
 }

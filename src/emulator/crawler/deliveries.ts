@@ -1,5 +1,5 @@
 /** The emulator's webhook deliveries: a queue per named webhook, signed, retried, recorded. */
-import type { CrawlerEvent } from '../../webhooks/constants.js';
+import { type CrawlerEvent, headerNames } from '../../webhooks/constants.js';
 import { signDelivery } from '../../webhooks/sign.js';
 import type { EmulatedCrawl } from './crawl.js';
 
@@ -7,6 +7,12 @@ import type { EmulatedCrawl } from './crawl.js';
 export interface EmulatorWebhook {
   url: string;
   secret: string;
+  /**
+   * The delivery headers' prefix: the spec's, or `X-Scrapfly-Webhook-` to speak to a receiver
+   * written for the live service (the official SDK's).
+   * @default 'X-Service-Webhook-'
+   */
+  headerPrefix?: string | undefined;
 }
 
 /** A delivery the emulator made, for tests and the CLI. */
@@ -20,6 +26,38 @@ export interface DeliveryRecord {
 
 const DEFAULT_EVENTS: CrawlerEvent[] = ['crawler_started', 'crawler_stopped', 'crawler_cancelled', 'crawler_finished'];
 const ATTEMPTS = 4;
+/**
+ * A crawl delivery's body (D17): `{event, payload}`, the payload carrying `crawler_uuid`,
+ * `project`, `env`, `action` and `state` and the event's own fields.
+ */
+export function deliveryBody(
+  crawl: EmulatedCrawl,
+  event: CrawlerEvent,
+  data: Record<string, unknown>,
+  apiUrl: string,
+): { event: CrawlerEvent; payload: Record<string, unknown> } {
+  const c = crawl.config;
+  const search = event === 'crawler_search_ready' || event === 'crawler_search_failed';
+  return {
+    event,
+    payload: {
+      crawler_uuid: crawl.uuid,
+      project: 'default',
+      env: 'TEST',
+      // The service sends no action on the two search events.
+      action: search ? '' : event.replace(/^crawler_/, ''),
+      state: crawl.state(),
+      // Lifecycle, search and refresh events name the seed and the status route; URL events do not.
+      ...(!event.startsWith('crawler_url_')
+        ? {
+            seed_url: c.url ?? c.url_list?.[0] ?? c.remote_url_list ?? '',
+            links: { status: `${apiUrl}/crawl/${crawl.uuid}/status` },
+          }
+        : {}),
+      ...data,
+    },
+  };
+}
 
 /**
  * Deliveries to each webhook go out in order, one at a time; the first to a webhook is
@@ -32,7 +70,8 @@ export class DeliveryQueue {
 
   constructor(
     private readonly webhooks: Record<string, EmulatorWebhook> | undefined,
-    private readonly now: () => number,
+    /** The emulator's API address, for the payloads' status links. */
+    private readonly apiUrl: () => string,
   ) {}
 
   /** Whether a webhook of that name exists. */
@@ -47,7 +86,7 @@ export class DeliveryQueue {
     if (!name || !hook) return;
     const wanted = crawl.config.webhook_events?.length ? crawl.config.webhook_events : DEFAULT_EVENTS;
     if (!wanted.includes(event)) return;
-    const payload = { event, crawler_uuid: crawl.uuid, timestamp: new Date(this.now()).toISOString(), ...data };
+    const body = deliveryBody(crawl, event, data, this.apiUrl());
     const previous = this.chains.get(name) ?? Promise.resolve();
     const next = previous.then(async () => {
       if (!this.pinged.has(name)) {
@@ -59,7 +98,13 @@ export class DeliveryQueue {
         hook,
         event,
         crawl.uuid,
-        signDelivery({ body: payload, secret: hook.secret, resourceType: 'crawl', contentEncoding: 'gzip' }),
+        signDelivery({
+          body,
+          secret: hook.secret,
+          resourceType: 'crawl',
+          contentEncoding: 'gzip',
+          headerPrefix: hook.headerPrefix,
+        }),
       );
     });
     this.chains.set(
@@ -82,7 +127,10 @@ export class DeliveryQueue {
   ): Promise<void> {
     const init =
       'resourceType' in delivery
-        ? { headers: { 'x-service-webhook-resource-type': 'ping', 'content-type': 'application/json' }, body: '{}' }
+        ? {
+            headers: { [headerNames(hook.headerPrefix).resourceType]: 'ping', 'content-type': 'application/json' },
+            body: '{}',
+          }
         : { headers: delivery.headers, body: new Uint8Array(delivery.body) };
     let status: number | 'failed' = 'failed';
     let attempts = 0;
