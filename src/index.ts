@@ -51,7 +51,14 @@ export {
   SECRET_OPTIONS,
   SESSION_OPTION_NAMES,
 } from './session/schema.js';
-export { type BrowserUrlOptions, buildBrowserUrl, ENV, type ParsedBrowserUrl, parseBrowserUrl } from './session/url.js';
+export {
+  type BrowserUrlOptions,
+  buildBrowserUrl,
+  ENV,
+  type ExtraValue,
+  type ParsedBrowserUrl,
+  parseBrowserUrl,
+} from './session/url.js';
 export {
   VNC_TCP_PORT,
   type VncCredentials,

@@ -207,7 +207,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       }
       let options: ParsedBrowserUrl;
       try {
-        options = parseBrowserUrl(url);
+        // Parameters newer than this emulator are accepted and listed as ignored (D19).
+        options = parseBrowserUrl(url, { unknown: 'keep' });
       } catch (error) {
         const message = isConfigError(error) ? error.issues.map((i) => i.message).join('; ') : 'invalid query';
         refuseUpgrade(socket, 400, errorBody(400, 'ERR::BROWSER::INVALID_OPTIONS', message));

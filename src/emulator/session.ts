@@ -37,6 +37,8 @@ export interface EmulatorSessionInfo {
   runId: string;
   session: string | undefined;
   options: Record<string, unknown>;
+  /** Query parameters the emulator does not know: accepted, honoured in nothing (D19). */
+  ignored: string[];
   startedAt: string;
   clients: number;
   pid: number;
@@ -46,6 +48,7 @@ export interface EmulatorSessionInfo {
 export function redactOptions(options: ParsedBrowserUrl): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(options)) {
+    if (k === 'ignored') continue;
     // The proxy's address is useful to see; only its password is hidden.
     if (k === 'byop_proxy' && typeof v === 'string') out[k] = redactUrl(v);
     else if ((SECRET_OPTIONS as readonly string[]).includes(k)) out[k] = REDACTED;
@@ -208,6 +211,7 @@ export class EmulatedSession {
       runId: this.runId,
       session: this.options.session,
       options: redactOptions(this.options),
+      ignored: this.options.ignored ?? [],
       startedAt: this.startedAt.toISOString(),
       clients: this.clients.size,
       pid: this.chromium.pid,

@@ -181,10 +181,24 @@ function pairings(raw: Raw, ctx: { addIssue: (i: { code: 'custom'; message: stri
   if (isSet(raw, 'vnc_password') && raw.enable_vnc !== true) {
     need('enable_vnc', '`vnc_password` needs `enable_vnc: true`: set it, or leave the password out');
   }
+  // Without a password only the networks allowed to attach unauthenticated can view (D5, D7).
+  const hitl = isSet(raw, 'hitl_allowed_networks');
+  if (raw.enable_vnc === true && !isSet(raw, 'vnc_password') && !hitl) {
+    need(
+      'vnc_password',
+      '`enable_vnc: true` needs `vnc_password` (or `hitl_allowed_networks` for clients allowed without one)',
+    );
+  }
   for (const name of ['rtc_username', 'rtc_password']) {
     if (isSet(raw, name) && raw.enable_rtc !== true) {
       need('enable_rtc', `\`${name}\` needs \`enable_rtc: true\`: set it, or leave \`${name}\` out`);
     }
+  }
+  if (raw.enable_rtc === true && !isSet(raw, 'rtc_password') && !hitl) {
+    need(
+      'rtc_password',
+      '`enable_rtc: true` needs `rtc_password` (or `hitl_allowed_networks` for clients allowed without one)',
+    );
   }
 }
 

@@ -23,11 +23,62 @@ export function env(name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+/** Values {@link BrowserUrlOptions.extra} may carry. */
+export type ExtraValue = string | number | boolean;
+
 /** Session options plus where the browser lives. */
 export type BrowserUrlOptions = BrowserSessionOptions & {
   /** The cloud browser's WebSocket address, `ws:` or `wss:`. @default process.env.CLOUD_BROWSER_URL */
   browser_url?: string | URL | undefined;
+  /**
+   * Query parameters newer than this library, sent as given after the known ones, unvalidated
+   * (D19). A typo in a known option is still refused; a name known to the library is refused
+   * here too (pass it as the option). Values of names that look like credentials are redacted.
+   */
+  extra?: Readonly<Record<string, ExtraValue>> | undefined;
 };
+
+// Names whose values are treated as secrets when they come through `extra`.
+const SECRET_NAME = /pass|secret|key|token|credential|auth/i;
+
+/** The problems of `extra`, and its entries in order. */
+function checkExtra(extra: unknown, issues: ConfigIssue[]): [string, string][] {
+  if (extra === undefined || extra === null) return [];
+  if (typeof extra !== 'object' || Array.isArray(extra)) {
+    issues.push({ option: 'extra', message: '`extra` must be an object of query parameters: { name: value }' });
+    return [];
+  }
+  const known: readonly string[] = SESSION_OPTION_NAMES;
+  const out: [string, string][] = [];
+  for (const [name, value] of Object.entries(extra)) {
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
+      issues.push({
+        option: 'extra',
+        message: `\`extra\` names must be 1 to 64 letters, digits, _ . or - (got ${JSON.stringify(name.slice(0, 40))})`,
+      });
+    } else if (known.includes(name) || name === 'browser_url') {
+      issues.push({
+        option: `extra.${name}`,
+        message: `\`${name}\` is a known option: pass it as \`${name}\`, not in \`extra\``,
+      });
+    } else if (
+      !(
+        typeof value === 'string' ||
+        typeof value === 'boolean' ||
+        (typeof value === 'number' && Number.isFinite(value))
+      )
+    ) {
+      issues.push({
+        option: `extra.${name}`,
+        message: `\`extra.${name}\` must be a string, a finite number or a boolean`,
+      });
+    } else {
+      if (SECRET_NAME.test(name)) registerSecret(String(value));
+      out.push([name, String(value)]);
+    }
+  }
+  return out;
+}
 
 function checkBrowserUrl(value: string | URL | undefined, issues: ConfigIssue[]): URL | undefined {
   if (value === undefined || value === '') {
@@ -85,8 +136,9 @@ function rememberSecrets(options: ParsedBrowserSession): void {
 export function buildBrowserUrl(options: BrowserUrlOptions): URL {
   const issues: ConfigIssue[] = [];
   const isObject = typeof options === 'object' && options !== null && !Array.isArray(options);
-  const { browser_url, ...rest } = isObject ? options : ({} as BrowserUrlOptions);
+  const { browser_url, extra, ...rest } = isObject ? options : ({} as BrowserUrlOptions);
   const base = checkBrowserUrl(browser_url ?? env(ENV.browserUrl), issues);
+  const extras = checkExtra(extra, issues);
   if (!isObject) issues.push({ option: '(options)', message: 'session options must be an object' });
   const withKey = { ...rest, api_key: rest.api_key ?? env(ENV.apiKey) };
   const parsed = browserSessionSchema.safeParse(withKey);
@@ -99,7 +151,9 @@ export function buildBrowserUrl(options: BrowserUrlOptions): URL {
   }
   rememberSecrets(parsed.data);
   const url = new URL(base.href);
-  url.search = encodeSessionQuery(parsed.data).toString();
+  const query = encodeSessionQuery(parsed.data);
+  for (const [name, value] of extras) query.set(name, value);
+  url.search = query.toString();
   return url;
 }
 
@@ -119,7 +173,11 @@ export function encodeSessionQuery(options: ParsedBrowserSession): URLSearchPara
 }
 
 /** Options read back from a browser URL, with the URL's address without its query. */
-export type ParsedBrowserUrl = ParsedBrowserSession & { browser_url: string };
+export type ParsedBrowserUrl = ParsedBrowserSession & {
+  browser_url: string;
+  /** With `{ unknown: 'keep' }`: the names of parameters this library does not know (D19). */
+  ignored?: string[];
+};
 
 /**
  * Read the options back from a browser URL: the inverse of {@link buildBrowserUrl}, for the
@@ -130,7 +188,7 @@ export type ParsedBrowserUrl = ParsedBrowserSession & { browser_url: string };
  * parseBrowserUrl('wss://b.example/?timeout=60&languages=en-US,fr&api_key=k')
  * // { browser_url: 'wss://b.example/', timeout: 60, languages: ['en-US', 'fr'], api_key: 'k' }
  */
-export function parseBrowserUrl(input: string | URL): ParsedBrowserUrl {
+export function parseBrowserUrl(input: string | URL, options: { unknown?: 'refuse' | 'keep' } = {}): ParsedBrowserUrl {
   let url: URL;
   try {
     url = new URL(String(input));
@@ -141,11 +199,14 @@ export function parseBrowserUrl(input: string | URL): ParsedBrowserUrl {
   const raw: Record<string, unknown> = {};
   const kinds: Record<string, string> = SESSION_WIRE_KINDS;
   const seen = new Set<string>();
+  const ignored: string[] = [];
   for (const [name, value] of url.searchParams) {
     const kind = kinds[name];
     const repeated = seen.has(name);
     seen.add(name);
-    if (kind === undefined) {
+    if (kind === undefined && options.unknown === 'keep') {
+      if (!repeated) ignored.push(name);
+    } else if (kind === undefined) {
       issues.push(unknownOption(name, SESSION_OPTION_NAMES, 'query parameter'));
     } else if (repeated) {
       issues.push({ option: name, message: `\`${name}\` is given more than once: send it once` });
@@ -173,5 +234,9 @@ export function parseBrowserUrl(input: string | URL): ParsedBrowserUrl {
     issues.push(...toConfigIssues(parsed.error.issues, SESSION_OPTION_NAMES).filter((i) => !named.has(i.option)));
   }
   if (issues.length > 0 || !parsed.success) throw new ConfigError('browser URL', issues);
-  return { browser_url: `${url.origin}${url.pathname}`, ...parsed.data };
+  return {
+    browser_url: `${url.origin}${url.pathname}`,
+    ...parsed.data,
+    ...(options.unknown === 'keep' ? { ignored } : {}),
+  };
 }

@@ -57,8 +57,8 @@ describe.each(drivers)('$name', (driver) => {
     expect(session.vnc?.websocket).toEqual({ url: `ws://${host}/run/${issued?.runId}/vnc`, password: 'vnc-pass-1' });
   });
 
-  it('gives no VNC credentials without enable_vnc and a password', async () => {
-    const session = await connect({ enable_vnc: true });
+  it('gives no VNC credentials without a password (VNC for the HITL networks only)', async () => {
+    const session = await connect({ enable_vnc: true, hitl_allowed_networks: ['127.0.0.1/32'] });
     expect(session.vnc).toBeUndefined();
     expect(session.salt).toBe('701018da');
   });

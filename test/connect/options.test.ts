@@ -207,4 +207,19 @@ describe('the emulator records what each session received', () => {
     expect(text).not.toContain(emulator.apiKey);
     expect(text).not.toContain('vnc-secret-99');
   });
+
+  it('accepts query parameters newer than itself, honours nothing of them and lists them as ignored (D19)', async () => {
+    const session = await playwrightDriver.connect({
+      browser_url: emulator.browserUrl,
+      api_key: emulator.apiKey,
+      timeout: 300,
+      extra: { stealth_level: 3, brand_new_flag: true },
+    });
+    open.push(session);
+    const mine = emulator.sessions().find((s) => s.runId === session.runId);
+    expect(mine?.ignored).toEqual(['stealth_level', 'brand_new_flag']);
+    expect(mine?.options).toEqual({ browser_url: expect.any(String), timeout: 300, api_key: '***' });
+    const page = await playwrightDriver.newPage(session);
+    expect(await page.evaluate(() => 6 * 7)).toBe(42);
+  });
 });

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -8,6 +9,7 @@ import {
   OPERATING_SYSTEMS,
   PROXY_POOLS,
   parseBrowserUrl,
+  redactUrl,
 } from '../../src/index.js';
 
 const browser_url = 'wss://browser.test/';
@@ -50,7 +52,16 @@ describe('buildBrowserUrl accepts every valid option', () => {
     ),
     ['a vault with its key', { vault: 'Vault01', vault_key }, 'vault=Vault01'],
     ['VNC with a password', { enable_vnc: true, vnc_password: 'pw-1234' }, 'enable_vnc=true&vnc_password=pw-1234'],
-    ['VNC without a password', { enable_vnc: true }, 'enable_vnc=true'],
+    [
+      'VNC without a password for the HITL networks',
+      { enable_vnc: true, hitl_allowed_networks: ['10.0.0.0/8'] },
+      'enable_vnc=true',
+    ],
+    [
+      'RTC without a password for the HITL networks',
+      { enable_rtc: true, hitl_allowed_networks: '10.0.0.0/8' },
+      'enable_rtc=true',
+    ],
     ['RTC with credentials', { enable_rtc: true, rtc_username: 'u', rtc_password: 'p' }, 'rtc_username=u'],
     ...PROXY_POOLS.map((v) => [`proxy_pool ${v}`, { proxy_pool: v }, `proxy_pool=${v}`] as [string, object, string]),
     ...OPERATING_SYSTEMS.map((v) => [`os ${v}`, { os: v }, `os=${v}`] as [string, object, string]),
@@ -94,6 +105,10 @@ describe('buildBrowserUrl refuses every invalid option, naming it', () => {
     ['a VNC password with VNC off', { vnc_password: 'pw', enable_vnc: false }, 'enable_vnc'],
     ['an RTC user without RTC', { rtc_username: 'u' }, 'enable_rtc'],
     ['an RTC password without RTC', { rtc_password: 'p' }, 'enable_rtc'],
+    ['VNC without a password or HITL networks', { enable_vnc: true }, 'vnc_password'],
+    ['RTC without a password or HITL networks', { enable_rtc: true, rtc_username: 'u' }, 'rtc_password'],
+    ['an extra value that is an object', { extra: { brand_new: { a: 1 } } }, 'extra.brand_new'],
+    ['an extra value that is NaN', { extra: { brand_new: Number.NaN } }, 'extra.brand_new'],
     ['an unknown proxy pool', { proxy_pool: 'mobile' }, 'proxy_pool'],
     ['an unknown os', { os: 'beos' }, 'os'],
     ['a misspelt option', { timout: 60 }, 'timout'],
@@ -174,6 +189,33 @@ describe('buildBrowserUrl refuses every invalid option, naming it', () => {
   });
 });
 
+describe('extra: options newer than the library (D19)', () => {
+  it('sends them after the known ones, as given, unvalidated', () => {
+    const url = buildBrowserUrl({
+      browser_url,
+      api_key,
+      timeout: 60,
+      extra: { stealth_level: 3, brand_new: 'x y', flag: false },
+    });
+    expect(url.search).toBe(`?timeout=60&api_key=${api_key}&stealth_level=3&brand_new=x+y&flag=false`);
+  });
+
+  it('refuses an option the library knows given through extra, saying where it goes', () => {
+    const error = issuesOf({ browser_url, api_key, extra: { timeout: 60 } });
+    expect(error.issues).toEqual([
+      { option: 'extra.timeout', message: '`timeout` is a known option: pass it as `timeout`, not in `extra`' },
+    ]);
+  });
+
+  it('redacts the value of an extra whose name looks like a credential, wherever the URL is shown', () => {
+    const url = buildBrowserUrl({ browser_url, api_key, extra: { session_token: 'tok-9f8e7d6c5b' } });
+    expect(url.searchParams.get('session_token')).toBe('tok-9f8e7d6c5b');
+    expect(redactUrl(url.href)).not.toContain('tok-9f8e7d6c5b');
+    const error = issuesOf({ browser_url, api_key, timeout: 9999, extra: { session_token: 'tok-9f8e7d6c5b' } });
+    expect(inspect(error, { depth: 5 })).not.toContain('tok-9f8e7d6c5b');
+  });
+});
+
 describe('the query text follows D3', () => {
   it('writes booleans as true and false, and sends an explicit false', () => {
     const q = query({ debug: true, auto_close: false });
@@ -233,6 +275,14 @@ describe('parseBrowserUrl', () => {
   it('applies the same rules as the builder', () => {
     expect(() => parseBrowserUrl('ws://h/?timeout=1801')).toThrow(/`timeout` must be at most 1800/);
     expect(() => parseBrowserUrl('ws://h/?vnc_password=x')).toThrow(/needs `enable_vnc: true`/);
+  });
+
+  it('keeps unknown parameters as ignored when asked, as the emulator does (D19)', () => {
+    expect(parseBrowserUrl('ws://h:1/?timeout=5&brand_new=1&other=x&brand_new=2', { unknown: 'keep' })).toEqual({
+      browser_url: 'ws://h:1/',
+      timeout: 5,
+      ignored: ['brand_new', 'other'],
+    });
   });
 
   it('does not require an API key', () => {
@@ -308,6 +358,11 @@ describe('parseBrowserUrl', () => {
           if (o.enable_vnc === true && secrets.vnc_password !== undefined) out.vnc_password = secrets.vnc_password;
           if (o.enable_rtc === true && secrets.rtc_username !== undefined) out.rtc_username = secrets.rtc_username;
           if (o.enable_rtc === true && secrets.rtc_password !== undefined) out.rtc_password = secrets.rtc_password;
+          // D7: a view without a password is for the HITL networks only.
+          const unguarded =
+            (o.enable_vnc === true && out.vnc_password === undefined) ||
+            (o.enable_rtc === true && out.rtc_password === undefined);
+          if (unguarded && out.hitl_allowed_networks === undefined) out.hitl_allowed_networks = ['10.0.0.0/8'];
           return out;
         }),
     );
