@@ -570,6 +570,63 @@ describe('refresh and cancel', () => {
     },
   );
 
+  it('changes the refresh schedule with PATCH, sending only what is given, and reads the block back', async () => {
+    server.queue(
+      'PATCH /crawl/c-1/refresh',
+      json(200, {
+        enabled: true,
+        interval_seconds: 7200,
+        status: 'SCHEDULED',
+        generation: 2,
+        next_run_at: '2027-01-01T00:00:00Z',
+      }),
+    );
+    expect(await client.updateRefresh('c-1', { refresh_interval: 7200 })).toEqual({
+      enabled: true,
+      interval_seconds: 7200,
+      status: 'SCHEDULED',
+      generation: 2,
+      last_run_at: null,
+      next_run_at: '2027-01-01T00:00:00Z',
+      consecutive_failures: 0,
+    });
+    expect(server.received[0]?.json).toEqual({ refresh_interval: 7200 });
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['nothing to change', {}, 'there is nothing to change'],
+    [
+      'an interval of one minute',
+      { refresh_interval: 60 },
+      '`refresh_interval` must be a whole number of seconds, from 3600 to 7776000 (got 60)',
+    ],
+    ['an interval that is NaN', { refresh_interval: Number.NaN }, '(got NaN)'],
+    [
+      'an interval while turning refresh off',
+      { refresh: false, refresh_interval: 7200 },
+      'leave it out when turning refresh off',
+    ],
+    ['a refresh flag that is not a boolean', { refresh: 'yes' }, '`refresh` must be true or false'],
+  ])('refuses refresh settings with %s before asking', async (_name, settings, text) => {
+    const error = await rejection(client.updateRefresh('c-1', settings));
+    expect(isConfigError(error)).toBe(true);
+    expect((error as Error).message).toContain(text);
+    expect(server.received).toHaveLength(0);
+  });
+
+  it('reads the refresh block of a refresh run, at the top level or nested', async () => {
+    server.queue(
+      'POST /crawl/c-1/refresh',
+      json(202, { crawler_uuid: 'c-1', enabled: true, interval_seconds: 3600, status: 'RUNNING', generation: 3 }),
+      json(202, {
+        crawler_uuid: 'c-1',
+        refresh: { enabled: true, interval_seconds: 3600, status: 'RUNNING', generation: 4 },
+      }),
+    );
+    expect(await client.refresh('c-1')).toMatchObject({ status: 'RUNNING', generation: 3 });
+    expect(await client.refresh('c-1')).toMatchObject({ status: 'RUNNING', generation: 4 });
+  });
+
   it('cancels', async () => {
     server.queue('POST /crawl/c-1/cancel', json(200, { status: 'CANCELLED' }));
     expect(await client.cancel('c-1')).toEqual({ status: 'CANCELLED' });
@@ -702,6 +759,49 @@ describe('prompt', () => {
 });
 
 describe('client options', () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ['a NaN timeout', { timeout: Number.NaN }, '`timeout` must be a whole number of milliseconds'],
+    [
+      'a negative maxRetries',
+      { maxRetries: -1 },
+      '`maxRetries` must be a whole number of retries, from 0 to 10 (got -1)',
+    ],
+    ['an infinite maxRetries', { maxRetries: Number.POSITIVE_INFINITY }, '(got Infinity)'],
+  ])('refuses %s', (_name, options, text) => {
+    expect(() => new CrawlerClient({ key: KEY, baseUrl: server.url, ...options })).toThrow(text);
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'a NaN poll interval',
+      { pollInterval: Number.NaN },
+      '`pollInterval` must be a whole number of milliseconds, from 1 to 3600000 (got NaN)',
+    ],
+    ['a zero poll interval', { pollInterval: 0 }, '(got 0)'],
+    ['a negative timeout', { timeout: -1 }, '`timeout` must be a whole number of milliseconds, at least 0 (got -1)'],
+  ])('refuses to wait with %s, before asking', async (_name, options, text) => {
+    const error = await rejection(client.wait('c-1', options));
+    expect((error as Error).message).toContain(text);
+    expect(server.received).toHaveLength(0);
+  });
+
+  it('draws the backoff jitter from the injected random source', async () => {
+    for (const [random, expected] of [
+      [0, [250, 500, 1000]],
+      [0.5, [375, 750, 1500]],
+    ] as const) {
+      sleeps = [];
+      server.queue(
+        'GET /crawl/c-1/status',
+        ...Array.from({ length: 3 }, () => json(503, { message: 'x', code: 'ERR::X' })),
+        json(200, status({})),
+      );
+      const c = new CrawlerClient({ key: KEY, baseUrl: server.url, clock, random: () => random });
+      await c.status('c-1');
+      expect(sleeps).toEqual(expected);
+    }
+  });
+
   it('takes the key and base URL from the environment, and refuses to run without them', () => {
     process.env.CLOUD_API_KEY = 'env-key-99999';
     process.env.CLOUD_API_URL = server.url;

@@ -426,3 +426,157 @@ describe('crawls of URL lists, refresh and cancel', () => {
     expect(await res.text()).toContain('refresh_interval');
   });
 });
+
+describe('the wire, asked directly', () => {
+  let uuid: string;
+  const api = (path: string, init?: RequestInit) =>
+    fetch(`${emulator.apiUrl}${path}${path.includes('?') ? '&' : '?'}key=${emulator.apiKey}`, init);
+  const post = (path: string, body: unknown, method = 'POST') =>
+    api(path, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  beforeAll(async () => {
+    ({ uuid } = await client.start({
+      url: `${site.origin}/docs/1`,
+      max_depth: 1,
+      search: true,
+      content_formats: ['markdown'],
+    }));
+    await client.wait(uuid, { pollInterval: 30 });
+  });
+
+  it('answers every error with the part-7 fields and the envelope', async () => {
+    const res = await api('/crawl/no-such-crawl/status');
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({
+      status: 'error',
+      http_code: 404,
+      reason: 'Not Found',
+      error_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      message: 'no crawl no-such-crawl',
+      code: 'ERR::CRAWLER::NOT_FOUND',
+      http_status_code: 404,
+      is_retryable: false,
+    });
+  });
+
+  it('takes a JSON start with url_list inside, and refuses the key in the body', async () => {
+    const res = await post('/crawl', { url_list: [`${site.origin}/docs/2`] });
+    const started = (await res.json()) as { crawler_uuid: string; uuid: string; status: string };
+    expect(started).toEqual({ crawler_uuid: started.uuid, uuid: expect.any(String), status: 'PENDING' });
+    await client.wait(started.uuid, { pollInterval: 30 });
+    expect((await all(client.urls(started.uuid))).map((u) => u.url)).toEqual([`${site.origin}/docs/2`]);
+    const keyed = await post('/crawl', { url: `${site.origin}/`, key: emulator.apiKey });
+    expect(keyed.status).toBe(400);
+    expect(await keyed.text()).not.toContain(emulator.apiKey);
+  });
+
+  it.each([
+    ['/urls?per_page=1001', 'per_page'],
+    ['/urls?page=0', 'page'],
+    ['/urls?status=lost', 'status'],
+    ['/contents?limit=51', 'limit'],
+    ['/contents?formats=pdf', 'pdf'],
+  ])('refuses %s with a 400 naming it', async (path, name) => {
+    const res = await api(`/crawl/${uuid}${path}`);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toContain(name);
+  });
+
+  it('pages contents with limit and offset, linking next and prev without the key', async () => {
+    // The crawl kept two pages: /docs/1 and /docs/2 (/ is outside the base path).
+    const first = (await (await api(`/crawl/${uuid}/contents?limit=1`)).json()) as {
+      contents: Record<string, Record<string, string | null>>;
+      links: { next: string | null; prev: string | null; crawled_urls: string };
+    };
+    expect(Object.keys(first.contents)).toHaveLength(1);
+    expect(Object.values(first.contents).every((c) => Object.keys(c).join() === 'markdown')).toBe(true);
+    expect(first.links.prev).toBeNull();
+    expect(first.links.next).toBe(`${emulator.apiUrl}/crawl/${uuid}/contents?formats=markdown&limit=1&offset=1`);
+    expect(first.links.crawled_urls).toBe(`${emulator.apiUrl}/crawl/${uuid}/urls`);
+    const second = (await (await api(`/crawl/${uuid}/contents?limit=1&offset=1`)).json()) as typeof first;
+    expect(Object.keys(second.contents)).toHaveLength(1);
+    expect(Object.keys(second.contents)).not.toEqual(Object.keys(first.contents));
+    expect(second.links.next).toBeNull();
+    expect(second.links.prev).toBe(`${emulator.apiUrl}/crawl/${uuid}/contents?formats=markdown&limit=1&offset=0`);
+    expect(JSON.stringify([first, second])).not.toContain(emulator.apiKey);
+  });
+
+  it('answers plain mode by format, 404 for a format the crawl did not keep', async () => {
+    const url = encodeURIComponent(`${site.origin}/docs/1`);
+    const md = await api(`/crawl/${uuid}/contents?plain=true&url=${url}&formats=markdown`);
+    expect(md.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    expect(await md.text()).toContain('# Doc 1');
+    const html = await api(`/crawl/${uuid}/contents?plain=true&url=${url}&formats=html`);
+    expect(html.status).toBe(404);
+    expect(await html.json()).toMatchObject({
+      code: 'ERR::CRAWLER::CONTENT_NOT_FOUND',
+      message: 'the crawl did not keep the html format',
+    });
+    expect(await client.read(uuid, `${site.origin}/docs/1`, { format: 'html' })).toBeNull();
+  });
+
+  it('lists the URLs still to crawl as pending while a crawl runs', async () => {
+    const { uuid: slow } = await client.start({ url: `${site.origin}/`, max_concurrency: 1, delay: 200 });
+    let pending: string[] = [];
+    for (let i = 0; i < 80 && pending.length <= 1; i++) {
+      pending = (await all(client.urls(slow, { status: 'pending' }))).map((u) => u.url);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(pending.length).toBeGreaterThan(1);
+    expect(pending).toContain(`${site.origin}/docs/40`);
+    await client.cancel(slow);
+    expect(await all(client.urls(slow, { status: 'pending' }))).toEqual([]);
+  });
+
+  it('turns refresh on with PATCH, checks the interval, then runs a refresh on demand', async () => {
+    expect((await post(`/crawl/${uuid}/refresh`, {})).status).toBe(400);
+    const bad = await post(`/crawl/${uuid}/refresh`, { refresh_interval: 60 }, 'PATCH');
+    expect(await bad.json()).toMatchObject({ code: 'ERR::CRAWLER::REFRESH_INTERVAL_INVALID', http_code: 400 });
+    const unknown = await post(`/crawl/${uuid}/refresh`, { interval_seconds: 7200 }, 'PATCH');
+    expect(((await unknown.json()) as { message: string }).message).toContain('interval_seconds');
+    const on = await client.updateRefresh(uuid, { refresh: true, refresh_interval: 7200 });
+    expect(on).toMatchObject({ enabled: true, interval_seconds: 7200, status: 'SCHEDULED', generation: 0 });
+    expect(await client.refresh(uuid)).toMatchObject({ enabled: true, generation: 1 });
+    await new Promise((r) => setTimeout(r, 50));
+    await client.wait(uuid, { pollInterval: 30 });
+    expect((await client.status(uuid)).refresh).toMatchObject({ generation: 1, status: 'SCHEDULED' });
+    expect(await client.updateRefresh(uuid, { refresh: false })).toMatchObject({ enabled: false, status: 'DISABLED' });
+    expect((await client.status(uuid)).refresh).toBeNull();
+  });
+
+  it('pages search results with a cursor, ranks continuing', async () => {
+    const first = await client.search({ crawls: [uuid], query: 'document', limit: 1 });
+    expect(first.results.map((r) => r.rank)).toEqual([1]);
+    expect(first.cursor).toEqual(expect.any(String));
+    const second = await client.search({ crawls: [uuid], query: 'document', limit: 1, cursor: first.cursor as string });
+    expect(second.results.map((r) => r.rank)).toEqual([2]);
+    expect(second.results[0]?.url).not.toBe(first.results[0]?.url);
+    const filtered = await client.search({
+      crawls: [uuid],
+      query: 'document',
+      filters: { url_prefix: `${site.origin}/docs/2` },
+    });
+    expect(filtered.results.map((r) => r.url)).toEqual([`${site.origin}/docs/2`]);
+  });
+
+  it('streams the prompt as SSE: a keep-alive first, sources, JSON-string tokens, then done', async () => {
+    const res = await post('/crawl/prompt', { crawl_ids: [uuid], prompt: 'topic 1', generation: { stream: true } });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const text = await res.text();
+    expect(text.startsWith(': keep-alive\n\n')).toBe(true);
+    const frames = text
+      .split('\n\n')
+      .filter((f) => f.startsWith('event: '))
+      .map((f) => {
+        const [event, data] = f.split('\n');
+        return { event: event?.slice(7), data: JSON.parse(data?.slice(6) ?? 'null') as unknown };
+      });
+    const kinds = frames.map((f) => f.event);
+    expect(kinds.lastIndexOf('source')).toBeLessThan(kinds.indexOf('token'));
+    expect(kinds.at(-1)).toBe('done');
+    expect(frames.filter((f) => f.event === 'token').every((f) => typeof f.data === 'string')).toBe(true);
+    const sources = frames.filter((f) => f.event === 'source').map((f) => (f.data as { id: number }).id);
+    expect(sources).toEqual([1, 2]);
+    expect(frames.at(-1)?.data).toEqual({ sources_used: sources, sources_dropped: 0, truncated: false });
+  });
+});
