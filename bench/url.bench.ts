@@ -4,7 +4,7 @@
  * Goal: validation costs less than 5x the bare encoding.
  */
 import { buildBrowserUrl } from '../src/index.js';
-import { opsPerSecond, report } from './lib.js';
+import { median, opsPerSecond, pairedRounds, report, showRatios } from './lib.js';
 
 const options = {
   browser_url: 'wss://browser.test/',
@@ -48,13 +48,18 @@ function bare(): URL {
 if (buildBrowserUrl(options).href !== bare().href)
   throw new Error('the two encodings differ: the comparison is unfair');
 
-const baseline = opsPerSecond(bare);
-const ours = opsPerSecond(() => buildBrowserUrl(options));
-const ratio = baseline / ours;
+// Paired rounds, alternating which side goes first: single measurements swung from 4 to 9.
+const rounds = await pairedRounds(
+  9,
+  async () => opsPerSecond(() => buildBrowserUrl(options), 3, 150),
+  async () => opsPerSecond(bare, 3, 150),
+  (opsPerSec) => 1 / opsPerSec,
+);
+const ratio = rounds.ratio;
 report(
   'url: buildBrowserUrl vs bare URLSearchParams',
   ratio,
   '< 5',
   ratio < 5,
-  `ours ${Math.round(ours).toLocaleString('en')} ops/s, baseline ${Math.round(baseline).toLocaleString('en')} ops/s`,
+  `median of 9 paired rounds (${showRatios(rounds.ratios)}); median ours ${Math.round(median(rounds.ours)).toLocaleString('en')} ops/s, baseline ${Math.round(median(rounds.bare)).toLocaleString('en')} ops/s`,
 );

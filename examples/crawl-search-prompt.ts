@@ -13,6 +13,8 @@ const done = await crawler.wait(uuid, {
 });
 console.log(`crawl ${uuid}: ${done.state.urls_visited} pages`);
 const { results } = await crawler.search({ crawls: [uuid], query: question });
-for (const hit of results.slice(0, 3)) console.log(`${hit.score.toFixed(2)} ${hit.url}`);
-for await (const token of crawler.prompt({ crawls: [uuid], prompt: question })) process.stdout.write(token);
+for (const hit of results.slice(0, 3)) console.log(`${hit.rank}. ${hit.url}: ${hit.text.slice(0, 80)}`);
+const answer = crawler.prompt({ crawls: [uuid], prompt: question });
+for await (const token of answer) process.stdout.write(token);
 process.stdout.write('\n');
+for (const source of answer.sources) console.log(`[${source.id}] ${source.url}`);

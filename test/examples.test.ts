@@ -60,8 +60,9 @@ describe('examples run against the emulator', () => {
   it('crawl-search-prompt.ts crawls, searches and answers', async () => {
     const { stdout } = await example('crawl-search-prompt.ts', [`${site.origin}/`, 'How much is the subscription?']);
     expect(stdout).toMatch(/crawl [0-9a-f-]{36}: \d+ pages/);
-    expect(stdout).toContain('/docs/7');
+    expect(stdout).toMatch(/1\. http:\/\/127\.0\.0\.1:\d+\/docs\/7: /);
     expect(stdout).toContain('42 euros');
+    expect(stdout).toMatch(/\[1\] http:\/\/127\.0\.0\.1:\d+\/docs\/7/);
   });
 
   it.each(['webhook-express.ts', 'webhook-hono.ts'])(
