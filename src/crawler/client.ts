@@ -4,22 +4,12 @@
  * prompt streams.
  */
 import { meros } from 'meros/browser';
-import {
-  ConfigError,
-  type ConfigIssue,
-  ConnectionError,
-  CrawlerError,
-  isServiceError,
-  parseRetryAfter,
-  ServiceError,
-  TimeoutError,
-} from '../errors.js';
+import { ConfigError, type ConfigIssue, CrawlerError, isServiceError, ServiceError, TimeoutError } from '../errors.js';
 import { show } from '../internal/issues.js';
 import { numberIssues } from '../internal/knobs.js';
-import { redact, registerSecret } from '../internal/redact.js';
-import { sleep } from '../internal/sleep.js';
+import { registerSecret } from '../internal/redact.js';
+import { type CallOptions, type Clock, type RequestSpec, ServiceClient } from '../internal/service-client.js';
 import { ENV, env } from '../session/url.js';
-import { Call } from './call.js';
 import { encodeCrawlRequest } from './multipart.js';
 import { PromptStream } from './prompt.js';
 import { CONTENT_FORMATS, type ContentFormat, type CrawlConfig, REFRESH_INTERVAL_RANGE } from './schema.js';
@@ -38,12 +28,6 @@ import {
   type SearchResponse,
   URL_STATUSES,
 } from './wire.js';
-
-/** The clock the client waits with; injected by tests. */
-export interface Clock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
 
 /** Options of {@link CrawlerClient}. */
 export interface CrawlerClientOptions {
@@ -75,10 +59,7 @@ export const CRAWLER_CLIENT_DEFAULTS = {
   perPage: 100,
 } as const;
 
-/** Options every method takes. */
-export interface CallOptions {
-  signal?: AbortSignal | undefined;
-}
+export type { CallOptions, Clock };
 
 /** Options of {@link CrawlerClient.wait}. */
 export interface WaitOptions extends CallOptions {
@@ -120,34 +101,6 @@ export interface RefreshSettings {
   refresh_interval?: number | undefined;
 }
 
-type RetryPolicy = 'always' | 'when-service-says';
-
-/** What one call asks of {@link CrawlerClient.#request}. */
-interface RequestSpec extends CallOptions {
-  retry: RetryPolicy;
-  query?: Record<string, string | undefined>;
-  json?: unknown;
-  headers?: Record<string, string>;
-  /** Built anew for each attempt (a stream body can be read once). */
-  init?: () => RequestInit & { duplex?: 'half' };
-  /** A key other than the client's, for this call only. */
-  key?: string | undefined;
-  /** Hand back the body as a stream timed chunk by chunk, rather than read whole. */
-  streaming?: boolean;
-}
-
-/** A failed attempt: what to throw, and whether and when to ask again. */
-interface Failure {
-  error: unknown;
-  retryable: boolean;
-  /** The service's own retry budget, when it gives one. */
-  retryTimes: number | undefined;
-  waitMs: number;
-}
-
-const realClock: Clock = { now: () => Date.now(), sleep };
-
-const RETRY_STATUSES = new Set([408, 429]);
 /** Content type of each format in plain mode and in batch parts (D10). */
 const FORMAT_TYPES: Record<ContentFormat, string> = {
   html: 'text/html',
@@ -202,12 +155,7 @@ function byContentType(formats: readonly ContentFormat[]): ContentFormat[][] {
  */
 export class CrawlerClient {
   readonly baseUrl: string;
-  readonly #key: string;
-  readonly #fetch: typeof fetch;
-  readonly #maxRetries: number;
-  readonly #timeout: number;
-  readonly #clock: Clock;
-  readonly #random: () => number;
+  readonly #http: ServiceClient;
 
   constructor(options: CrawlerClientOptions = {}) {
     const key = options.key ?? env(ENV.apiKey);
@@ -227,14 +175,20 @@ export class CrawlerClient {
       }),
     );
     refuse('crawler client options', issues);
-    registerSecret(key);
-    this.#key = key as string;
     this.baseUrl = (baseUrl as string).replace(/\/+$/, '');
-    this.#fetch = options.fetch ?? globalThis.fetch;
-    this.#maxRetries = options.maxRetries ?? CRAWLER_CLIENT_DEFAULTS.maxRetries;
-    this.#timeout = options.timeout ?? CRAWLER_CLIENT_DEFAULTS.timeout;
-    this.#clock = options.clock ?? realClock;
-    this.#random = options.random ?? Math.random;
+    this.#http = new ServiceClient({
+      key: key as string,
+      baseUrl: this.baseUrl,
+      fetch: options.fetch,
+      maxRetries: options.maxRetries ?? CRAWLER_CLIENT_DEFAULTS.maxRetries,
+      timeout: options.timeout ?? CRAWLER_CLIENT_DEFAULTS.timeout,
+      clock: options.clock,
+      random: options.random,
+    });
+  }
+
+  #request(method: string, path: string, spec: RequestSpec): Promise<Response> {
+    return this.#http.request(method, path, spec);
   }
 
   /** Printing the client never shows the key. */
@@ -290,20 +244,20 @@ export class CrawlerClient {
         timeout: [options.timeout, { min: 0, unit: 'milliseconds' }],
       }),
     );
-    const started = this.#clock.now();
+    const started = this.#http.clock.now();
     const interval = options.pollInterval ?? CRAWLER_CLIENT_DEFAULTS.pollInterval;
     for (;;) {
       const status = await this.status(uuid, options);
       options.onProgress?.(status);
       if (status.is_finished) return this.#ended(uuid, status);
       // The last poll is at the deadline itself, so a crawl that completes just in time counts.
-      const left = options.timeout === undefined ? interval : options.timeout - (this.#clock.now() - started);
+      const left = options.timeout === undefined ? interval : options.timeout - (this.#http.clock.now() - started);
       if (left <= 0) {
         throw new TimeoutError(`the crawl ${uuid} did not complete within ${options.timeout} ms; it is still running`, {
           uuid,
         });
       }
-      await this.#clock.sleep(Math.min(interval, left), options.signal);
+      await this.#http.clock.sleep(Math.min(interval, left), options.signal);
     }
   }
 
@@ -642,88 +596,5 @@ export class CrawlerClient {
       });
     }
     return issues;
-  }
-
-  async #request(method: string, path: string, spec: RequestSpec): Promise<Response> {
-    const url = this.#url(path, spec);
-    let limit = this.#maxRetries;
-    for (let attempt = 0; ; attempt++) {
-      if (spec.signal?.aborted) throw spec.signal.reason;
-      const call = new Call(method, path, this.#timeout, spec.signal);
-      let outcome: Failure;
-      try {
-        const res = await this.#fetch(url, this.#init(method, spec, call.signal));
-        if (res.ok) return spec.streaming ? call.stream(res) : await call.read(res);
-        outcome = await this.#refusal(res, spec.retry);
-      } catch (error) {
-        if (spec.signal?.aborted) throw spec.signal.reason;
-        outcome = this.#networkFailure(method, path, error, call, spec.retry);
-      } finally {
-        call.settle();
-      }
-      limit = outcome.retryTimes ?? limit;
-      if (!outcome.retryable || attempt >= limit) throw outcome.error;
-      await this.#clock.sleep(this.#backoff(attempt, outcome.waitMs), spec.signal);
-    }
-  }
-
-  /** The request's address: the path, its query, and the key. */
-  #url(path: string, spec: RequestSpec): URL {
-    const url = new URL(`${this.baseUrl}${path}`);
-    for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
-    url.searchParams.set('key', spec.key ?? this.#key);
-    return url;
-  }
-
-  /** One attempt's `fetch` options: a fresh body each time. */
-  #init(method: string, spec: RequestSpec, signal: AbortSignal): RequestInit {
-    const init = spec.init?.() ?? {};
-    return {
-      method,
-      ...init,
-      ...(spec.json === undefined ? {} : { body: JSON.stringify(spec.json) }),
-      headers: {
-        accept: 'application/json',
-        ...(spec.json === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(init.headers as Record<string, string> | undefined),
-        ...spec.headers,
-      },
-      signal,
-    } as RequestInit;
-  }
-
-  /** A non-2xx answer: its error, and whether and when to ask again (D13). */
-  async #refusal(res: Response, policy: RetryPolicy): Promise<Failure> {
-    const text = await res.text().catch(() => '');
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {}
-    const error = ServiceError.generate(body, { status: res.status, headers: res.headers });
-    const retryable =
-      policy === 'always'
-        ? error.is_retryable || RETRY_STATUSES.has(res.status) || res.status >= 500
-        : error.is_retryable;
-    const after = parseRetryAfter(res.headers.get('retry-after'), this.#clock.now()) ?? 0;
-    return { error, retryable, retryTimes: error.retry_times, waitMs: Math.max(error.retry_delay ?? 0, after) * 1000 };
-  }
-
-  /** No answer: a timeout, or a network failure (never with the key in its message). */
-  #networkFailure(method: string, path: string, error: unknown, call: Call, policy: RetryPolicy): Failure {
-    const failure = call.timedOut
-      ? call.signal.reason
-      : new ConnectionError(
-          `${method} ${path} failed: ${redact(error instanceof Error ? error.message : String(error))}`,
-          {
-            cause: error,
-          },
-        );
-    return { error: failure, retryable: policy === 'always', retryTimes: undefined, waitMs: 0 };
-  }
-
-  /** Exponential backoff with jitter, at least what the service asked for. */
-  #backoff(attempt: number, atLeastMs: number): number {
-    const backoff = Math.min(30_000, 500 * 2 ** attempt);
-    return Math.max(backoff / 2 + this.#random() * (backoff / 2), atLeastMs);
   }
 }

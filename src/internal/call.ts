@@ -1,4 +1,4 @@
-/** One attempt of a crawler request, timed while the client waits on the service. */
+/** One attempt of a request to the service, timed while the client waits on it. */
 import { TimeoutError } from '../errors.js';
 
 /**
