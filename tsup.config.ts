@@ -9,6 +9,7 @@ export default defineConfig({
     test: 'src/connect/test.ts',
     webhooks: 'src/webhooks/index.ts',
     crawler: 'src/crawler/index.ts',
+    api: 'src/api/index.ts',
     cli: 'src/cli/index.ts',
   },
   format: ['esm', 'cjs'],

@@ -53,9 +53,11 @@ export {
 } from './session/schema.js';
 export {
   type BrowserUrlOptions,
+  browserUrlOf,
   buildBrowserUrl,
   ENV,
   type ExtraValue,
+  type JoinTarget,
   type ParsedBrowserUrl,
   parseBrowserUrl,
 } from './session/url.js';

@@ -2,7 +2,7 @@
  * `cloud-browser/playwright`: connect the user's own Playwright `chromium` to the cloud browser.
  * Playwright is handed a loopback relay URL, never the browser URL with its key.
  */
-import type { BrowserUrlOptions } from '../session/url.js';
+import type { BrowserUrlOptions, JoinTarget } from '../session/url.js';
 import { startRelay } from './relay.js';
 import { type CloudBrowserSession, type ConnectOptions, establish } from './session.js';
 
@@ -40,7 +40,7 @@ async function released(browser: PlaywrightBrowserLike | undefined): Promise<voi
  */
 export async function connectPlaywright<B extends PlaywrightBrowserLike>(
   chromium: PlaywrightChromium<B>,
-  options: BrowserUrlOptions = {},
+  options: BrowserUrlOptions | JoinTarget = {},
   connect: ConnectOptions = {},
 ): Promise<CloudBrowserSession<B>> {
   return establish(options, connect, 'Playwright', (opened) => {

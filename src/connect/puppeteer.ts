@@ -2,7 +2,7 @@
  * `cloud-browser/puppeteer`: connect the user's own Puppeteer to the cloud browser through
  * a transport over our socket, so Puppeteer never sees the URL (nor `wsEndpoint()` the key).
  */
-import type { BrowserUrlOptions } from '../session/url.js';
+import type { BrowserUrlOptions, JoinTarget } from '../session/url.js';
 import { type CloudBrowserSession, type ConnectOptions, establish } from './session.js';
 import type { CloudSocket } from './socket.js';
 
@@ -47,7 +47,7 @@ function transportOver(socket: CloudSocket): CdpTransport {
  */
 export async function connectPuppeteer<B>(
   puppeteer: PuppeteerModule<B>,
-  options: BrowserUrlOptions = {},
+  options: BrowserUrlOptions | JoinTarget = {},
   connect: PuppeteerConnectOptions = {},
 ): Promise<CloudBrowserSession<B>> {
   return establish(options, connect, 'Puppeteer', (opened) => ({

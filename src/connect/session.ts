@@ -10,7 +10,7 @@ import {
 import { redact } from '../internal/redact.js';
 import { sleep } from '../internal/sleep.js';
 import { projectSalt } from '../session/salt.js';
-import { type BrowserUrlOptions, buildBrowserUrl } from '../session/url.js';
+import { type BrowserUrlOptions, browserUrlOf, type JoinTarget } from '../session/url.js';
 import { type VncCredentials, vncCredentials } from '../session/vnc.js';
 import { type CloudSocket, openCloudSocket, RESERVED_CDP_ID } from './socket.js';
 
@@ -89,12 +89,12 @@ export async function openSession(url: URL, connect: ConnectOptions): Promise<Op
  * with exponential backoff and jitter, never sooner than its `retry_delay`.
  */
 export async function establish<B>(
-  options: BrowserUrlOptions,
+  options: BrowserUrlOptions | JoinTarget,
   connect: ConnectOptions,
   library: string,
   start: (opened: OpenedSession) => { connect: () => Promise<B>; cleanup: (browser?: B) => Promise<void> },
 ): Promise<CloudBrowserSession<B>> {
-  const url = buildBrowserUrl(options);
+  const url = browserUrlOf(options);
   const retries = connect.retries ?? 0;
   for (let attempt = 0; ; attempt++) {
     try {

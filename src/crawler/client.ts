@@ -8,7 +8,14 @@ import { ConfigError, type ConfigIssue, CrawlerError, isServiceError, ServiceErr
 import { show } from '../internal/issues.js';
 import { numberIssues } from '../internal/knobs.js';
 import { registerSecret } from '../internal/redact.js';
-import { type CallOptions, type Clock, type RequestSpec, ServiceClient } from '../internal/service-client.js';
+import {
+  type CallOptions,
+  type Clock,
+  clientIssues,
+  type RequestSpec,
+  type ServiceClient,
+  serviceClientFor,
+} from '../internal/service-client.js';
 import { ENV, env } from '../session/url.js';
 import { encodeCrawlRequest } from './multipart.js';
 import { PromptStream } from './prompt.js';
@@ -160,31 +167,16 @@ export class CrawlerClient {
   constructor(options: CrawlerClientOptions = {}) {
     const key = options.key ?? env(ENV.apiKey);
     const baseUrl = options.baseUrl ?? env(ENV.apiUrl);
-    const issues: ConfigIssue[] = [];
-    if (!key) issues.push({ option: 'key', message: `\`key\` is required: pass it, or set ${ENV.apiKey}` });
+    const issues = clientIssues(options, key, ENV.apiKey);
     if (!baseUrl || !URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
       issues.push({
         option: 'baseUrl',
         message: `\`baseUrl\` must be the service's http(s) address: pass it, or set ${ENV.apiUrl}`,
       });
     }
-    issues.push(
-      ...numberIssues({
-        maxRetries: [options.maxRetries, { min: 0, max: 10, unit: 'retries' }],
-        timeout: [options.timeout, { min: 1, max: 2_147_483_647, unit: 'milliseconds' }],
-      }),
-    );
     refuse('crawler client options', issues);
     this.baseUrl = (baseUrl as string).replace(/\/+$/, '');
-    this.#http = new ServiceClient({
-      key: key as string,
-      baseUrl: this.baseUrl,
-      fetch: options.fetch,
-      maxRetries: options.maxRetries ?? CRAWLER_CLIENT_DEFAULTS.maxRetries,
-      timeout: options.timeout ?? CRAWLER_CLIENT_DEFAULTS.timeout,
-      clock: options.clock,
-      random: options.random,
-    });
+    this.#http = serviceClientFor(options, key as string, this.baseUrl, CRAWLER_CLIENT_DEFAULTS);
   }
 
   #request(method: string, path: string, spec: RequestSpec): Promise<Response> {

@@ -7,10 +7,13 @@ import { RETRYABLE_BROWSER_CODES } from '../connect/socket.js';
 import { isConfigError } from '../errors.js';
 import { projectSalt } from '../session/salt.js';
 import { type ParsedBrowserUrl, parseBrowserUrl } from '../session/url.js';
+import { ExtensionStore } from './browser-api/extensions.js';
+import { BrowserRestApi } from './browser-api/routes.js';
+import { VaultStore } from './browser-api/vaults.js';
 import { findChromium } from './chromium.js';
 import { CrawlerApi } from './crawler/api.js';
 import type { DeliveryRecord, EmulatorWebhook } from './crawler/deliveries.js';
-import { errorBody, refuseUpgrade, sendJson } from './http.js';
+import { errorBody, isRefusal, type Refusal, refusal, refuseUpgrade, sendJson } from './http.js';
 import { EmulatedSession, type EmulatorSessionInfo } from './session.js';
 
 /** Options of {@link startEmulator}. */
@@ -72,6 +75,11 @@ export interface Emulator {
     /** Resolves when the deliveries queued so far are made. */
     settled(): Promise<void>;
   };
+  /**
+   * Everything the emulator keeps, as it keeps it (vaults and their sealed items, sessions,
+   * extensions): for tests that look for a leaked secret.
+   */
+  stores(): unknown;
   /** End every session and stop serving. */
   close(): Promise<void>;
 }
@@ -101,6 +109,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const sockets = new Set<Socket>();
   // Known once the server listens; the crawler's answers link back to it.
   let apiUrl = '';
+  let browserUrl = '';
   const crawler = new CrawlerApi({ apiKeys, webhooks: options.webhooks, now: options.now, apiUrl: () => apiUrl });
 
   const sessionKey = (key: string, name: string) => `${key}\u0000${name}`;
@@ -112,8 +121,59 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     }
   };
 
+  const vaults = new VaultStore();
+  const extensions = new ExtensionStore();
+
+  /**
+   * Open a session as a connection with these options asks: its vault opened, its extensions
+   * found, a fresh Chromium started; or the named session of this key that is still running.
+   */
+  const open = async (wanted: ParsedBrowserUrl): Promise<EmulatedSession | Refusal> => {
+    const key = wanted.api_key as string;
+    const existing = wanted.session ? named.get(sessionKey(key, wanted.session)) : undefined;
+    if (existing) return existing;
+    const credentials =
+      wanted.vault && wanted.vault_key ? vaults.openForSession(key, wanted.vault, wanted.vault_key) : [];
+    if (isRefusal(credentials)) return credentials;
+    const extensionDirs = wanted.extensions?.length ? extensions.dirs(key, wanted.extensions) : [];
+    if (isRefusal(extensionDirs)) return extensionDirs;
+    let session: EmulatedSession;
+    try {
+      session = await EmulatedSession.start(executable, wanted, forget, {
+        credentials,
+        extensionDirs,
+        now: options.now,
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return refusal(503, 'ERR::BROWSER::ALLOCATION_FAILED', `could not start a browser: ${message}`, {
+        is_retryable: true,
+        resource: 'SESSION',
+      });
+    }
+    sessions.set(session.runId, session);
+    if (wanted.session) named.set(sessionKey(key, wanted.session), session);
+    return session;
+  };
+
+  const rest = new BrowserRestApi({
+    apiKeys,
+    vaults,
+    extensions,
+    sessions: {
+      list: (key) => [...sessions.values()].filter((s) => s.options.api_key === key),
+      find: (key, idOrName) => {
+        const s = sessions.get(idOrName) ?? named.get(sessionKey(key, idOrName));
+        return s?.options.api_key === key ? s : undefined;
+      },
+      open,
+      browserUrl: () => browserUrl,
+    },
+  });
+
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (crawler.handle(req, res)) return;
+    if (rest.handle(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://emulator');
     if (req.method === 'GET' && url.pathname === '/emulator/sessions') {
       sendJson(
@@ -226,24 +286,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         );
         return;
       }
-      let session = options.session ? named.get(sessionKey(options.api_key, options.session)) : undefined;
-      if (!session) {
-        try {
-          session = await EmulatedSession.start(executable, options, forget);
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          refuseUpgrade(
-            socket,
-            503,
-            errorBody(503, 'ERR::BROWSER::ALLOCATION_FAILED', `could not start a browser: ${message}`, {
-              is_retryable: true,
-              resource: 'SESSION',
-            }),
-          );
-          return;
-        }
-        sessions.set(session.runId, session);
-        if (options.session) named.set(sessionKey(options.api_key, options.session), session);
+      const session = await open(options);
+      if (isRefusal(session)) {
+        refuseUpgrade(socket, session.status, errorBody(session.status, session.code, session.message, session.extra));
+        return;
       }
       const headers = [`X-Browser-Run-Id: ${session.runId}`];
       if (options.enable_vnc) headers.push(`X-Browser-Project-Salt: ${projectSalt(options.api_key)}`);
@@ -259,13 +305,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const { port } = server.address() as AddressInfo;
   const origin = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   apiUrl = `http://${origin}`;
+  browserUrl = `ws://${origin}/`;
   let closing: Promise<void> | undefined;
 
   return {
-    browserUrl: `ws://${origin}/`,
+    browserUrl,
     apiUrl,
     apiKey: apiKey as string,
     sessions: () => [...sessions.values()].map((s) => s.info()),
+    stores: () => ({
+      vaults: vaults.snapshot(),
+      sessions: [...sessions.values()].map((s) => ({ ...s.info(), record: s.record() })),
+      extensions: [...apiKeys].map((k) => extensions.list(k)),
+    }),
     faults: {
       refuseNext: (fault) => {
         faults.push(fault);
@@ -289,6 +341,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         wss.close();
         for (const socket of sockets) socket.destroy();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await extensions.close();
       })();
       return closing;
     },

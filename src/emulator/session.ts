@@ -4,6 +4,8 @@ import WebSocket from 'ws';
 import { REDACTED, redactUrl } from '../internal/redact.js';
 import { SECRET_OPTIONS } from '../session/schema.js';
 import type { ParsedBrowserUrl } from '../session/url.js';
+import { CredentialInjector } from './browser-api/inject.js';
+import type { OpenedItem } from './browser-api/vaults.js';
 import { CdpClient } from './cdp.js';
 import { type LaunchedChromium, launchChromium } from './chromium.js';
 import { type ChainProxy, startChainProxy } from './proxy.js';
@@ -69,6 +71,16 @@ function acceptLanguages(options: ParsedBrowserUrl): readonly string[] | undefin
   return options.languages ?? (options.lang ? [options.lang] : undefined);
 }
 
+/** What a session starts with besides its options. */
+export interface SessionExtras {
+  /** The vault's items, opened for this session. */
+  credentials?: readonly OpenedItem[] | undefined;
+  /** Unpacked extensions to run. */
+  extensionDirs?: readonly string[] | undefined;
+  /** The clock of one-time codes. @default Date.now */
+  now?: (() => number) | undefined;
+}
+
 /** Why a session ended, as its clients are told (D6 for failures). */
 interface Ending {
   code: number;
@@ -119,8 +131,13 @@ export class EmulatedSession {
     executable: string,
     options: ParsedBrowserUrl,
     onEnd: (s: EmulatedSession) => void,
+    extras: SessionExtras = {},
   ): Promise<EmulatedSession> {
     const args: string[] = [];
+    if (extras.extensionDirs?.length) {
+      const dirs = extras.extensionDirs.join(',');
+      args.push(`--disable-extensions-except=${dirs}`, `--load-extension=${dirs}`);
+    }
     const size = options.resolution ? /^(\d{2,5})x(\d{2,5})$/.exec(options.resolution) : null;
     if (size) args.push(`--window-size=${size[1]},${size[2]}`);
     const lang = options.lang ?? options.languages?.[0];
@@ -139,7 +156,8 @@ export class EmulatedSession {
       chromium = await launchChromium(executable, args);
       control = await CdpClient.connect(chromium.wsEndpoint);
       const pages = new PageList();
-      await EmulatedSession.prepare(control, options, pages);
+      const injector = new CredentialInjector(control, extras.credentials ?? [], extras.now);
+      await EmulatedSession.prepare(control, options, pages, injector);
       return new EmulatedSession(options, chromium, control, proxy, onEnd, pages);
     } catch (error) {
       control?.close();
@@ -150,7 +168,12 @@ export class EmulatedSession {
   }
 
   /** Apply blocking and languages to every page as it appears, then open `target_url`. */
-  private static async prepare(control: CdpClient, options: ParsedBrowserUrl, pages: PageList): Promise<void> {
+  private static async prepare(
+    control: CdpClient,
+    options: ParsedBrowserUrl,
+    pages: PageList,
+    injector: CredentialInjector,
+  ): Promise<void> {
     const patterns = BLOCKED_TYPES.filter(([k]) => options[k] === true).flatMap(([, types]) =>
       types.map((resourceType) => ({ resourceType, requestStage: 'Request' })),
     );
@@ -175,6 +198,7 @@ export class EmulatedSession {
             );
           }
           if (options.lang) await control.send('Emulation.setLocaleOverride', { locale: options.lang }, sessionId);
+          if (!injector.empty) await injector.onPage(sessionId);
           pages.add(sessionId);
           firstPage?.(sessionId);
           firstPage = undefined;
@@ -188,6 +212,8 @@ export class EmulatedSession {
         .send('Fetch.failRequest', { requestId: params.requestId, errorReason: 'BlockedByClient' }, sessionId)
         .catch(() => {});
     });
+    // Cookies first: the first page's first request carries them.
+    await injector.beforeFirstPage();
     await control.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
     if (options.target_url) {
       const sessionId = await firstPageSession;
@@ -204,6 +230,18 @@ export class EmulatedSession {
 
   get pid(): number {
     return this.chromium.pid;
+  }
+
+  /** The session as the REST side lists it (D20). */
+  record(): Record<string, unknown> {
+    const { browser_url: _b, ...options } = redactOptions(this.options);
+    return {
+      run_id: this.runId,
+      session: this.options.session ?? null,
+      started_at: this.startedAt.toISOString(),
+      options,
+      auto_close: this.options.auto_close !== false,
+    };
   }
 
   info(): EmulatorSessionInfo {

@@ -3,8 +3,9 @@
  * retries with backoff and jitter, `retry_delay` and `Retry-After`, a timer on each wait, and
  * errors read from the part-7 fields or the envelope. Never echoes the key.
  */
-import { ConnectionError, parseRetryAfter, ServiceError } from '../errors.js';
+import { type ConfigIssue, ConnectionError, parseRetryAfter, ServiceError } from '../errors.js';
 import { Call } from './call.js';
+import { numberIssues } from './knobs.js';
 import { redact, registerSecret } from './redact.js';
 import { sleep } from './sleep.js';
 
@@ -60,7 +61,54 @@ export interface ServiceClientOptions {
 }
 
 const realClock: Clock = { now: () => Date.now(), sleep };
+
+/**
+ * The problems of what every REST client takes: the key (from the option or `envName`) and
+ * the retry and timeout knobs.
+ */
+export function clientIssues(
+  options: { maxRetries?: unknown; timeout?: unknown },
+  key: string | undefined,
+  envName: string,
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (!key) issues.push({ option: 'key', message: `\`key\` is required: pass it, or set ${envName}` });
+  issues.push(
+    ...numberIssues({
+      maxRetries: [options.maxRetries, { min: 0, max: 10, unit: 'retries' }],
+      timeout: [options.timeout, { min: 1, max: 2_147_483_647, unit: 'milliseconds' }],
+    }),
+  );
+  return issues;
+}
 const RETRY_STATUSES = new Set([408, 429]);
+
+/** What a REST client's own options give its {@link ServiceClient}. */
+export interface ClientKnobs {
+  fetch?: typeof fetch | undefined;
+  maxRetries?: number | undefined;
+  timeout?: number | undefined;
+  clock?: Clock | undefined;
+  random?: (() => number) | undefined;
+}
+
+/** A {@link ServiceClient} from a client's checked options and its defaults. */
+export function serviceClientFor(
+  options: ClientKnobs,
+  key: string,
+  baseUrl: string,
+  defaults: { maxRetries: number; timeout: number },
+): ServiceClient {
+  return new ServiceClient({
+    key,
+    baseUrl,
+    fetch: options.fetch,
+    maxRetries: options.maxRetries ?? defaults.maxRetries,
+    timeout: options.timeout ?? defaults.timeout,
+    clock: options.clock,
+    random: options.random,
+  });
+}
 
 /** The request machinery of the service's REST clients. */
 export class ServiceClient {

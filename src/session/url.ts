@@ -157,6 +157,34 @@ export function buildBrowserUrl(options: BrowserUrlOptions): URL {
   return url;
 }
 
+/** A session to join as it is, by the address the service gave (an unblock's `ws_url`, D24). */
+export interface JoinTarget {
+  /** A `ws://` or `wss://` address with its query; it holds the key. */
+  ws_url: string | URL;
+}
+
+/**
+ * The address to connect to: the options' URL built and checked (D3, D7), or the `ws_url` of
+ * a session the service opened, checked to be a WebSocket address, its credentials remembered
+ * for redaction.
+ *
+ * @example
+ * const { ws_url } = await api.unblock({ url }); browserUrlOf({ ws_url })
+ */
+export function browserUrlOf(target: BrowserUrlOptions | JoinTarget): URL {
+  if (typeof target !== 'object' || target === null || !('ws_url' in target)) return buildBrowserUrl(target);
+  const raw = String(target.ws_url);
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (!url || (url.protocol !== 'ws:' && url.protocol !== 'wss:')) {
+    throw new ConfigError('session to join', [
+      { option: 'ws_url', message: '`ws_url` must be the ws:// or wss:// address the service gave' },
+    ]);
+  }
+  for (const name of ['api_key', 'key', 'vault_key', 'vnc_password', 'rtc_password'])
+    registerSecret(url.searchParams.get(name) ?? undefined);
+  return url;
+}
+
 /** The query string of validated options, in the stable order of {@link SESSION_OPTION_NAMES} (D3). */
 export function encodeSessionQuery(options: ParsedBrowserSession): URLSearchParams {
   const query = new URLSearchParams();
