@@ -145,14 +145,16 @@ export class BrowserRestApi {
   }
 
   private async uploadExtension(req: IncomingMessage, key: string): Promise<Refusal | [number, unknown]> {
-    const type = (req.headers['content-type'] ?? '').toLowerCase();
-    if (type.startsWith('application/json')) {
+    // The boundary is case-sensitive: only the media type is compared in lower case.
+    const type = req.headers['content-type'] ?? '';
+    const media = type.toLowerCase();
+    if (media.startsWith('application/json')) {
       const body = await readJson(req);
       if (isRefusal(body)) return body;
       const answer = await this.options.extensions.fromUrl(key, body.extension_url);
       return isRefusal(answer) ? answer : [201, answer];
     }
-    if (!type.startsWith('multipart/form-data'))
+    if (!media.startsWith('multipart/form-data'))
       return refusal(
         400,
         'ERR::BROWSER::INVALID_EXTENSION',
