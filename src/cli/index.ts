@@ -19,6 +19,7 @@ import { serveWebhooks } from '../webhooks/adapters.js';
 import { parseCrawlEvent } from '../webhooks/events.js';
 import { runDemo } from './demo.js';
 import { fail, Progress, print } from './output.js';
+import { addRestCommands } from './rest.js';
 import { addSessionOptions, sessionOptionsFrom } from './session-options.js';
 
 const program = new Command();
@@ -398,5 +399,7 @@ program
       await receiver.close();
     }),
   );
+
+addRestCommands(program, run);
 
 void program.parseAsync(process.argv);

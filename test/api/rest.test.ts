@@ -430,3 +430,61 @@ function u32(n: number): Buffer {
   b.writeUInt32LE(n);
   return b;
 }
+
+describe('no vault key reaches an error, a log or the emulator’s stores, on any vault path', () => {
+  function everything(e: unknown): string {
+    const parts = [String(e), inspect(e, { depth: Number.POSITIVE_INFINITY, showHidden: true })];
+    for (let c: unknown = e; c instanceof Error; c = c.cause) parts.push(c.message, c.stack ?? '', inspect(c.cause));
+    try {
+      parts.push(JSON.stringify(e));
+    } catch {}
+    return parts.join('\n');
+  }
+
+  it('keeps the key out of a wrong-key rotation, a bad item, a refused session and the vault records', async () => {
+    const { vault, key } = await api.vaults.create({ name: 'Leak' });
+    const wrong = randomBytes(32).toString('base64');
+    const secretPassword = 'leak-password-77';
+    const outputs: unknown[] = [
+      await rejection(api.vaults.rotate(vault.id, wrong)),
+      await rejection(api.vaults.rotate('vault_unknown', key)),
+      await rejection(
+        api.vaults.items.create(vault.id, key, {
+          type: 'password',
+          label: 'x',
+          origin: 'not an origin',
+          secret: { password: secretPassword },
+        }),
+      ),
+      await rejection(
+        api.vaults.items.create(vault.id, wrong, {
+          type: 'password',
+          label: 'x',
+          origin: site.origin,
+          secret: { password: secretPassword },
+        }),
+      ),
+      await rejection(
+        api.vaults.items.update(
+          vault.id,
+          'item_unknown',
+          { type: 'password', secret: { password: secretPassword } },
+          key,
+        ),
+      ),
+      await rejection(
+        playwrightDriver.connect({
+          browser_url: emulator.browserUrl,
+          api_key: emulator.apiKey,
+          vault: 'Leak',
+          vault_key: wrong,
+        }),
+      ),
+      await api.vaults.list(),
+      await api.vaults.get(vault.id),
+      await api.vaults.rotate(vault.id, key),
+    ];
+    const text = outputs.map(everything).join('\n') + JSON.stringify(emulator.stores());
+    for (const secret of [key, wrong, secretPassword, encodeURIComponent(key)]) expect(text).not.toContain(secret);
+  });
+});

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import yazl from 'yazl';
 import { signDelivery } from '../../src/webhooks/index.js';
 import { type CrawlSite, startCrawlSite } from '../support/crawl-site.js';
 import { crawlBody } from '../support/deliveries.js';
@@ -40,6 +41,33 @@ async function cli(args: string[], env: NodeJS.ProcessEnv = baseEnv()): Promise<
     const err = e as { code: number; stdout: string; stderr: string };
     return { code: err.code, stdout: err.stdout, stderr: err.stderr };
   }
+}
+
+/** Run the command with `input` on its standard input. */
+function cliWithInput(args: string[], input: string, env: NodeJS.ProcessEnv): Promise<Result> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c;
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c;
+    });
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+/** A minimal extension, zipped. */
+async function extensionZip(): Promise<Buffer> {
+  const z = new yazl.ZipFile();
+  z.addBuffer(Buffer.from(JSON.stringify({ manifest_version: 3, name: 'CliTool', version: '1.2' })), 'manifest.json');
+  z.end();
+  const chunks: Buffer[] = [];
+  for await (const c of z.outputStream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /** Start a long-running command and wait for a line matching `ready`. */
@@ -221,6 +249,62 @@ describe('against the emulator command', () => {
     expect(await connect.stop()).toBe(0);
     expect(connect.output()).toContain('session closed');
     expect(connect.output()).not.toContain(KEY);
+  }, 60_000);
+
+  it('creates a vault, prints its key once with a warning, adds and lists items with the key from a file, env or stdin, rotates and removes it', async () => {
+    const created = await cli(['vault', 'create', 'CliVault', '--json'], env);
+    expect(created.code).toBe(0);
+    expect(created.stderr).toContain('store this vault key now');
+    const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
+    expect(key).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    const dir = mkdtempSync(join(tmpdir(), 'cli-vault-'));
+    const keyFile = join(dir, 'key');
+    writeFileSync(keyFile, `${key}\n`);
+    const secretFile = join(dir, 'secret.json');
+    writeFileSync(secretFile, JSON.stringify({ password: 'cli-item-password' }));
+    const add = ['vault', 'item', 'add', id, '--type', 'password', '--label', 'Shop', '--origin', 'https://shop.test'];
+    expect((await cli([...add, '--secret-file', secretFile, '--key-file', keyFile], env)).stdout).toMatch(
+      /^added: item_/,
+    );
+    expect((await cli([...add, '--secret-file', secretFile], { ...env, CLOUD_VAULT_KEY: key })).stdout).toMatch(
+      /^added: item_/,
+    );
+    const piped = await cliWithInput([...add, '--secret-file', secretFile, '--key-file', '-'], key, env);
+    expect(piped.stdout).toMatch(/^added: item_/);
+    const listed = await cli(['vault', 'item', 'ls', id], env);
+    expect(listed.stdout.trim().split('\n')).toHaveLength(3);
+    expect(listed.stdout).not.toContain('cli-item-password');
+    const noKey = await cli([...add, '--secret-file', secretFile], env);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain('--key-file');
+    const rotated = await cli(['vault', 'rotate', id, '--key-file', keyFile], env);
+    expect(rotated.stdout).toMatch(/key\t[A-Za-z0-9+/]{43}=/);
+    expect(rotated.stdout).not.toContain(key);
+    const stale = await cli(['vault', 'rotate', id, '--key-file', keyFile], env);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('VAULT_KEY_INVALID');
+    expect(`${stale.stdout}${stale.stderr}`).not.toContain(key);
+    expect((await cli(['vault', 'ls'], env)).stdout).toContain(`${id}\tCliVault\t3 items`);
+    expect((await cli(['vault', 'rm', id], env)).stdout.trim()).toBe(`deleted: ${id}`);
+  }, 60_000);
+
+  it('lists and stops sessions, uploads and removes an extension, and unblocks a URL without printing the key', async () => {
+    const unblocked = await cli(['unblock', `${site.origin}/docs/1`, '--json'], env);
+    expect(unblocked.code).toBe(0);
+    const { run_id, ws_url } = JSON.parse(unblocked.stdout) as { run_id: string; ws_url: string };
+    expect(ws_url).not.toContain(KEY);
+    const listed = await cli(['sessions', 'ls'], env);
+    expect(listed.stdout).toContain(run_id);
+    expect((await cli(['sessions', 'stop', run_id], env)).stdout.trim()).toBe(`stopped: ${run_id}`);
+    expect((await cli(['sessions', 'ls'], env)).stdout).not.toContain(run_id);
+    const dir = mkdtempSync(join(tmpdir(), 'cli-ext-'));
+    const file = join(dir, 'tool.zip');
+    writeFileSync(file, await extensionZip());
+    const uploaded = await cli(['extensions', 'upload', file], env);
+    expect(uploaded.stdout).toMatch(/^uploaded: ext_\w+\tCliTool 1\.2/);
+    const extId = /ext_\w+/.exec(uploaded.stdout)?.[0] ?? '';
+    expect((await cli(['extensions', 'ls'], env)).stdout).toContain(`${extId}\tCliTool\t1.2`);
+    expect((await cli(['extensions', 'rm', extId], env)).stdout.trim()).toBe(`deleted: ${extId}`);
   }, 60_000);
 });
 
