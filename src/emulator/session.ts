@@ -178,6 +178,8 @@ export class EmulatedSession {
       types.map((resourceType) => ({ resourceType, requestStage: 'Request' })),
     );
     const languages = acceptLanguages(options);
+    const match = options.resolution ? /^(\d{2,5})x(\d{2,5})$/.exec(options.resolution) : null;
+    const size = match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
     const { userAgent } = await control.send<{ userAgent: string }>('Browser.getVersion');
     let firstPage: ((sessionId: string) => void) | undefined;
     const firstPageSession = new Promise<string>((resolve) => {
@@ -198,6 +200,14 @@ export class EmulatedSession {
             );
           }
           if (options.lang) await control.send('Emulation.setLocaleOverride', { locale: options.lang }, sessionId);
+          // The window size alone leaves newer Chromium (156) a smaller viewport: pin the page's.
+          if (size) {
+            await control.send(
+              'Emulation.setDeviceMetricsOverride',
+              { width: size.width, height: size.height, deviceScaleFactor: 0, mobile: false },
+              sessionId,
+            );
+          }
           if (!injector.empty) await injector.onPage(sessionId);
           pages.add(sessionId);
           firstPage?.(sessionId);

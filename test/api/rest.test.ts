@@ -420,8 +420,11 @@ describe('unblock (D24)', () => {
     }
   });
 
-  it('refuses a URL that is not http(s) before asking', async () => {
+  it('refuses a URL that is not http(s) before asking, and one off this machine', async () => {
     expect(isConfigError(await rejection(api.unblock({ url: 'file:///etc/passwd' })))).toBe(true);
+    const away = (await rejection(api.unblock({ url: 'https://example.com/' }))) as ServiceError;
+    expect(away).toMatchObject({ http_status_code: 400, code: 'ERR::BROWSER::INVALID_REQUEST' });
+    expect(away.message).toContain('on this machine only');
   });
 });
 

@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CloudBrowserApi } from '../../src/api/index.js';
 import { connectPlaywright } from '../../src/connect/playwright.js';
 import { connectPuppeteer } from '../../src/connect/puppeteer.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
@@ -36,6 +37,11 @@ const restore: (() => void)[] = [];
 
 beforeAll(async () => {
   emulator = await startEmulator({ apiKeys: [SECRETS.api_key] });
+  // A vault key is the service's to make: the vault the sessions open is created for real.
+  const api = new CloudBrowserApi({ browserUrl: emulator.browserUrl, key: SECRETS.api_key });
+  const { key } = await api.vaults.create({ name: 'MyVault' });
+  SECRETS.vault_key = key;
+  secretOptions.vault_key = key;
 });
 afterAll(async () => {
   await emulator.close();
@@ -108,7 +114,8 @@ async function failure(run: () => Promise<{ close(): Promise<void> }>): Promise<
   throw new Error('expected a failure');
 }
 
-const echo = `service echoed api_key=${SECRETS.api_key}&vault_key=${encodeURIComponent(SECRETS.vault_key)} vnc_password=${SECRETS.vnc_password} rtc_password=${SECRETS.rtc_password}`;
+const echo = () =>
+  `service echoed api_key=${SECRETS.api_key}&vault_key=${encodeURIComponent(SECRETS.vault_key)} vnc_password=${SECRETS.vnc_password} rtc_password=${SECRETS.rtc_password}`;
 
 describe.each(connectors)('no secret leaks from %s', (_name, connect) => {
   const withProxy = async (extra: BrowserUrlOptions = {}) => ({
@@ -119,12 +126,12 @@ describe.each(connectors)('no secret leaks from %s', (_name, connect) => {
   });
 
   it('on an HTTP refusal that echoes the secrets', async () => {
-    emulator.faults.refuseNext({ code: 'ALLOCATION_FAILED', message: echo });
+    emulator.faults.refuseNext({ code: 'ALLOCATION_FAILED', message: echo() });
     expectClean(everything(await failure(async () => connect(await withProxy()))));
   });
 
   it('on a frame refusal that echoes the secrets', async () => {
-    emulator.faults.refuseNext({ code: 'PROXY_UNAVAILABLE', mode: 'frame', message: echo });
+    emulator.faults.refuseNext({ code: 'PROXY_UNAVAILABLE', mode: 'frame', message: echo() });
     expectClean(everything(await failure(async () => connect(await withProxy()))));
   });
 

@@ -181,6 +181,13 @@ export class BrowserRestApi {
     const target = body.url;
     if (typeof target !== 'string' || !URL.canParse(target) || !/^https?:$/.test(new URL(target).protocol))
       return refusal(400, 'ERR::BROWSER::INVALID_REQUEST', '`url` must be an http(s) URL');
+    // Like its crawls, the emulator never leaves the machine.
+    if (!/^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/.test(new URL(target).hostname))
+      return refusal(
+        400,
+        'ERR::BROWSER::INVALID_REQUEST',
+        'the emulator unblocks sites on this machine only (127.0.0.1, localhost)',
+      );
     const timeout = body.browser_timeout ?? body.timeout;
     if (
       timeout !== undefined &&
