@@ -1,20 +1,26 @@
 import { createHash, createVerify, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { Page, Browser as PwBrowser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
 import { CloudBrowserApi, isServiceError, type ServiceError } from '../../src/api/index.js';
 import { base32Decode, totp } from '../../src/emulator/browser-api/totp.js';
+import { findChromium } from '../../src/emulator/chromium.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { isConfigError, isSessionClosedError } from '../../src/index.js';
 import { eventually, playwrightDriver } from '../support/drivers.js';
 import { type LoginSite, startLoginSite } from '../support/login-site.js';
 import { rejection } from '../support/rejection.js';
+import { startSite } from '../support/site.js';
 
 // RFC 6238 appendix B: the SHA1 seed "12345678901234567890", at T = 59 s.
 const RFC_SEED = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
 const CLOCK = 59_000;
 
+const bundledChromium = (await findChromium()) === join(tmpdir(), 'chromium');
 let emulator: Emulator;
 let site: LoginSite;
 let api: CloudBrowserApi;
@@ -391,6 +397,64 @@ describe('extensions (D22)', () => {
     expect(isServiceError(error)).toBe(true);
     expect(error).toMatchObject({ http_status_code: 400, code: 'ERR::BROWSER::INVALID_EXTENSION' });
     expect(error.message).toContain(text);
+  });
+
+  it('starts the session’s Chromium with the uploaded extensions, and only those', async () => {
+    const bytes = await zip({
+      'manifest.json': manifest('Runner'),
+      'mark.js': 'document.documentElement.dataset.marked = "yes";',
+    });
+    const { extension } = await api.extensions.upload(bytes, { filename: 'runner.zip' });
+    const session = await playwrightDriver.connect({
+      browser_url: emulator.browserUrl,
+      api_key: emulator.apiKey,
+      extensions: [extension.id],
+    });
+    try {
+      const pid = emulator.sessions().find((s) => s.runId === session.runId)?.pid;
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      // Debian's wrapper adds an empty `--load-extension=` first; Chromium takes the last one.
+      const load = args
+        .filter((a) => a.startsWith('--load-extension='))
+        .at(-1)
+        ?.slice('--load-extension='.length);
+      expect(load).toMatch(/cloud-browser-ext-/);
+      expect(args).toContain(`--disable-extensions-except=${load}`);
+      expect(JSON.parse(readFileSync(join(load as string, 'manifest.json'), 'utf8')).name).toBe('Runner');
+    } finally {
+      await session.close();
+      await api.extensions.delete(extension.id);
+    }
+  });
+
+  // The `@sparticuz/chromium` fallback (unpacked as <tmpdir>/chromium) loads no extension at all:
+  // see the README's fidelity table. Debian's or Google's Chromium does.
+  it.skipIf(bundledChromium)('runs the extension’s content script on a 127.0.0.1 page', async () => {
+    const site = await startSite();
+    const { extension } = await api.extensions.upload(
+      await zip({
+        'manifest.json': manifest('Painter'),
+        'mark.js': 'document.documentElement.dataset.marked = "yes";',
+      }),
+      { filename: 'painter.zip' },
+    );
+    const session = await playwrightDriver.connect({
+      browser_url: emulator.browserUrl,
+      api_key: emulator.apiKey,
+      extensions: [extension.id],
+    });
+    try {
+      const page = (await playwrightDriver.newPage(session)) as unknown as Page;
+      await page.goto(site.url);
+      await page.waitForFunction(() => document.documentElement.dataset.marked === 'yes', undefined, {
+        timeout: 10_000,
+      });
+      expect(await page.evaluate(() => document.documentElement.dataset.marked)).toBe('yes');
+    } finally {
+      await session.close();
+      await api.extensions.delete(extension.id);
+      await site.close();
+    }
   });
 
   it('refuses a session naming an extension that was never uploaded', async () => {
