@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { connectPlaywright } from '../connect/playwright.js';
 import { CrawlerClient } from '../crawler/client.js';
 import { startEmulator } from '../emulator/server.js';
-import { openVncView } from '../emulator/vnc.js';
+import { openVncView } from '../emulator/vnc/index.js';
 import { env } from '../session/url.js';
 import { serveWebhooks } from '../webhooks/adapters.js';
 import { parseCrawlEvent } from '../webhooks/events.js';

@@ -9,7 +9,7 @@ import type { OpenedItem } from './browser-api/vaults.js';
 import { CdpClient } from './cdp.js';
 import { type LaunchedChromium, launchChromium } from './chromium.js';
 import { type ChainProxy, startChainProxy } from './proxy.js';
-import { type PageSessions, Screencast, serveVnc } from './vnc.js';
+import { type PageSessions, Screencast, serveVncWebSocket } from './vnc/index.js';
 
 /** The session's open pages (CDP session ids, newest last), for the VNC view. */
 class PageList implements PageSessions {
@@ -314,10 +314,9 @@ export class EmulatedSession {
     }
     this.viewers.add(viewer);
     viewer.on('close', () => this.viewers.delete(viewer));
-    serveVnc(viewer, {
+    serveVncWebSocket(viewer, {
       password: this.options.vnc_password,
-      name: `cloud-browser ${this.runId}`,
-      screencast: this.screencast,
+      target: { name: `cloud-browser ${this.runId}`, screencast: this.screencast },
     });
   }
 

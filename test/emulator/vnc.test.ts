@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { connectPlaywright } from '../../src/connect/playwright.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { jpegSize, openVncView, vncResponse } from '../../src/emulator/vnc.js';
+import { jpegSize, openVncView, vncResponse } from '../../src/emulator/vnc/index.js';
 
 const novncRoot = join(dirname(createRequire(import.meta.url).resolve('@novnc/novnc')), '..');
 const VIEWER = `<!doctype html><title>viewer</title><div id="screen" style="width:800px;height:600px"></div>
