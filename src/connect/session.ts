@@ -78,7 +78,7 @@ export async function openSession(url: URL, connect: ConnectOptions): Promise<Op
   const vncPassword = query.get('vnc_password');
   const vnc =
     query.get('enable_vnc') === 'true' && vncPassword && socket.runId
-      ? vncCredentials({ browserUrl: url, runId: socket.runId, salt, vncPassword })
+      ? vncCredentials({ browserUrl: url, runId: socket.runId, salt, vncPassword, tcpPort: socket.vncPortHeader })
       : undefined;
   return { socket, salt, vnc };
 }

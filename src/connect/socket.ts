@@ -59,6 +59,8 @@ export interface OpenSocketOptions {
 export class CloudSocket {
   readonly runId: string | undefined;
   readonly saltHeader: string | undefined;
+  /** The emulator's `X-Emulator-Vnc-Port`: the native VNC port when it is not 5901. */
+  readonly vncPortHeader: number | undefined;
   /** Resolves once, when the socket has closed, with why. */
   readonly closed: Promise<SessionClosedError>;
   private onFrame: (data: Buffer, isBinary: boolean) => void = () => {};
@@ -75,6 +77,8 @@ export class CloudSocket {
     const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
     this.runId = first(headers['x-browser-run-id']);
     this.saltHeader = first(headers['x-browser-project-salt'])?.toLowerCase();
+    const vncPort = Number(first(headers['x-emulator-vnc-port']));
+    this.vncPortHeader = Number.isInteger(vncPort) && vncPort > 0 && vncPort < 65536 ? vncPort : undefined;
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });

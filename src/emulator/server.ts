@@ -4,7 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { RETRYABLE_BROWSER_CODES } from '../connect/socket.js';
-import { isConfigError } from '../errors.js';
+import { ConfigError, isConfigError } from '../errors.js';
+import { numberIssues } from '../internal/knobs.js';
 import { projectSalt } from '../session/salt.js';
 import { type ParsedBrowserUrl, parseBrowserUrl } from '../session/url.js';
 import { ExtensionStore } from './browser-api/extensions.js';
@@ -15,6 +16,26 @@ import { CrawlerApi } from './crawler/api.js';
 import type { DeliveryRecord, EmulatorWebhook } from './crawler/deliveries.js';
 import { errorBody, isRefusal, type Refusal, refusal, refuseUpgrade, sendJson } from './http.js';
 import { EmulatedSession, type EmulatorSessionInfo } from './session.js';
+import { type RfbSecurity, startVncTcpServer } from './vnc/index.js';
+
+/**
+ * What the native port offers a client at `address`: VeNCrypt Plain, which finds the session by
+ * its run id; and None when exactly one session lets that address in without a password (with
+ * several, None could not tell which to show).
+ */
+function nativeVncSecurity(sessions: readonly EmulatedSession[], address: string): RfbSecurity {
+  const open = sessions.filter((s) => s.allowsWithoutPassword(address));
+  const security: RfbSecurity = {
+    plain: (username, password) => {
+      const session = sessions.find((s) => s.runId === username);
+      // A made-up run id still costs one comparison, so timing does not tell run ids apart.
+      return (session ?? sessions[0])?.opensNativeVnc(username, password) ? session?.vncTarget : undefined;
+    },
+  };
+  const [only] = open;
+  if (open.length === 1 && only) security.none = only.vncTarget;
+  return security;
+}
 
 /** Options of {@link startEmulator}. */
 export interface EmulatorOptions {
@@ -30,7 +51,15 @@ export interface EmulatorOptions {
   webhooks?: Record<string, EmulatorWebhook> | undefined;
   /** The clock, ms. @default Date.now */
   now?: (() => number) | undefined;
+  /**
+   * The native VNC port (D5). When taken, any free port; 0 picks a free port at once.
+   * @default 5901
+   */
+  vncPort?: number | undefined;
 }
+
+/** The emulator's own upgrade header: the native VNC port that serves the session (the service's is 5901). */
+export const EMULATOR_VNC_PORT_HEADER = 'X-Emulator-Vnc-Port';
 
 /** A refusal the next connection gets (D6). */
 export interface RefusalFault {
@@ -55,6 +84,8 @@ export interface Emulator {
   readonly apiUrl: string;
   /** The first accepted key. */
   readonly apiKey: string;
+  /** The native VNC port (RFB 3.8, VeNCrypt Plain), for every session: 5901 unless it was taken. */
+  readonly vncPort: number;
   /** The sessions running now, secrets redacted. */
   sessions(): EmulatorSessionInfo[];
   /** Faults on demand, for tests. */
@@ -93,6 +124,11 @@ export interface Emulator {
  * const session = await connectPlaywright(chromium, { browser_url: emulator.browserUrl, api_key: emulator.apiKey });
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const issues = numberIssues({
+    port: [options.port, { min: 0, max: 65535, unit: 'port' }],
+    vncPort: [options.vncPort, { min: 0, max: 65535, unit: 'port' }],
+  });
+  if (issues.length > 0) throw new ConfigError('emulator options', issues);
   const host = options.host ?? '127.0.0.1';
   const apiKeys = new Set(options.apiKeys?.length ? options.apiKeys : [`emu-${randomBytes(16).toString('hex')}`]);
   const [apiKey] = apiKeys;
@@ -220,17 +256,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
             404,
             errorBody(404, 'ERR::BROWSER::SESSION_NOT_FOUND', 'no running session has this run id'),
           );
-        } else if (!session.options.enable_vnc || !session.options.vnc_password) {
+        } else if (!session.options.enable_vnc) {
           refuseUpgrade(
             socket,
             403,
-            errorBody(
-              403,
-              'ERR::BROWSER::VNC_NOT_ENABLED',
-              'the session was opened without enable_vnc and vnc_password',
-            ),
+            errorBody(403, 'ERR::BROWSER::VNC_NOT_ENABLED', 'the session was opened without enable_vnc'),
           );
-        } else upgrade(req, socket, head, [], (ws) => session.attachVnc(ws));
+        } else upgrade(req, socket, head, [], (ws) => session.attachVnc(ws, req.socket.remoteAddress ?? ''));
         return;
       }
       if (url.pathname !== '/') {
@@ -292,7 +324,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         return;
       }
       const headers = [`X-Browser-Run-Id: ${session.runId}`];
-      if (options.enable_vnc) headers.push(`X-Browser-Project-Salt: ${projectSalt(options.api_key)}`);
+      if (options.enable_vnc) {
+        headers.push(
+          `X-Browser-Project-Salt: ${projectSalt(options.api_key)}`,
+          `${EMULATOR_VNC_PORT_HEADER}: ${vnc.port}`,
+        );
+      }
       const running = session;
       upgrade(req, socket, head, headers, (ws) => running.attach(ws));
     })().catch(() => socket.destroy());
@@ -303,6 +340,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     server.listen(options.port ?? 0, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const vnc = await startVncTcpServer({
+    host,
+    port: options.vncPort,
+    security: (address) => nativeVncSecurity([...sessions.values()], address),
+  });
   const origin = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   apiUrl = `http://${origin}`;
   browserUrl = `ws://${origin}/`;
@@ -312,6 +354,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     browserUrl,
     apiUrl,
     apiKey: apiKey as string,
+    vncPort: vnc.port,
     sessions: () => [...sessions.values()].map((s) => s.info()),
     stores: () => ({
       vaults: vaults.snapshot(),
@@ -341,6 +384,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         wss.close();
         for (const socket of sockets) socket.destroy();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await vnc.close();
         await extensions.close();
       })();
       return closing;

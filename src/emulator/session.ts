@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { REDACTED, redactUrl } from '../internal/redact.js';
+import { projectSalt } from '../session/salt.js';
 import { SECRET_OPTIONS } from '../session/schema.js';
 import type { ParsedBrowserUrl } from '../session/url.js';
 import { CredentialInjector } from './browser-api/inject.js';
@@ -9,7 +10,8 @@ import type { OpenedItem } from './browser-api/vaults.js';
 import { CdpClient } from './cdp.js';
 import { type LaunchedChromium, launchChromium } from './chromium.js';
 import { type ChainProxy, startChainProxy } from './proxy.js';
-import { type PageSessions, Screencast, serveVncWebSocket } from './vnc/index.js';
+import { allowedNetworks, inNetworks, sameSecret } from './vnc/access.js';
+import { type PageSessions, type RfbSecurity, type RfbTarget, Screencast, serveVncWebSocket } from './vnc/index.js';
 
 /** The session's open pages (CDP session ids, newest last), for the VNC view. */
 class PageList implements PageSessions {
@@ -93,8 +95,12 @@ export class EmulatedSession {
   readonly runId = `run-${randomBytes(8).toString('hex')}`;
   readonly startedAt = new Date();
   private readonly clients = new Set<WebSocket>();
-  private readonly viewers = new Set<WebSocket>();
+  /** How to close each VNC viewer, whatever carries it. */
+  private readonly viewers = new Set<(reason: string) => void>();
   private readonly screencast: Screencast;
+  private readonly hitl: ReturnType<typeof allowedNetworks>;
+  /** What a VNC viewer of this session watches. */
+  readonly vncTarget: RfbTarget;
   private ending: Ending | undefined;
   private closeRequested = false;
   private timer: NodeJS.Timeout | undefined;
@@ -110,6 +116,15 @@ export class EmulatedSession {
     pages: PageSessions,
   ) {
     this.screencast = new Screencast(control, pages);
+    this.hitl = allowedNetworks(options.hitl_allowed_networks);
+    this.vncTarget = {
+      name: `cloud-browser ${this.runId}`,
+      screencast: this.screencast,
+      attach: (close) => {
+        this.viewers.add(close);
+        return () => this.viewers.delete(close);
+      },
+    };
     this.ended = new Promise((resolve) => {
       this.resolveEnded = resolve;
     });
@@ -306,18 +321,42 @@ export class EmulatedSession {
     });
   }
 
-  /** Serve a VNC viewer (the server checked that the session has `enable_vnc` and `vnc_password`). */
-  attachVnc(viewer: WebSocket): void {
-    if (this.ending || !this.options.vnc_password) {
+  /** Whether a VNC client at `address` may watch without a password (`hitl_allowed_networks`, D5). */
+  allowsWithoutPassword(address: string): boolean {
+    return this.options.enable_vnc === true && inNetworks(this.hitl, address);
+  }
+
+  /**
+   * Whether the native port's Plain credentials open this session: username the run id, password
+   * `<salt>-<vnc_password>` (D5). Compared in constant time.
+   */
+  opensNativeVnc(username: string, password: string): boolean {
+    const expected = this.options.vnc_password
+      ? `${projectSalt(this.options.api_key ?? '')}-${this.options.vnc_password}`
+      : undefined;
+    const ok = sameSecret(password, expected ?? password);
+    return ok && expected !== undefined && username === this.runId && this.options.enable_vnc === true && !this.ending;
+  }
+
+  /** What the WebSocket view offers a client at `address`: None in `hitl_allowed_networks`, VNC authentication with a password. */
+  vncSecurity(address: string): RfbSecurity {
+    const security: RfbSecurity = {};
+    if (this.allowsWithoutPassword(address)) security.none = this.vncTarget;
+    if (this.options.vnc_password) security.vncAuth = { password: this.options.vnc_password, target: this.vncTarget };
+    return security;
+  }
+
+  /** Serve a WebSocket VNC viewer from `address` (the server checked that the session has `enable_vnc`). */
+  attachVnc(viewer: WebSocket, address: string): void {
+    if (this.ending) {
       viewer.close(1011, 'ERR::BROWSER::SESSION_TERMINATED: the session has ended');
       return;
     }
-    this.viewers.add(viewer);
-    viewer.on('close', () => this.viewers.delete(viewer));
-    serveVncWebSocket(viewer, {
-      password: this.options.vnc_password,
-      target: { name: `cloud-browser ${this.runId}`, screencast: this.screencast },
-    });
+    // Closed when the session ends, let in or not yet.
+    const close = (reason: string) => viewer.close(1000, reason);
+    this.viewers.add(close);
+    viewer.on('close', () => this.viewers.delete(close));
+    serveVncWebSocket(viewer, this.vncSecurity(address));
   }
 
   /** Kill the browser as a crash would: clients get an error frame and a 1011 close. */
@@ -359,7 +398,7 @@ export class EmulatedSession {
       if (ending.frame && client.readyState === WebSocket.OPEN) client.send(JSON.stringify(ending.frame));
       client.close(ending.code, ending.reason.slice(0, 120));
     }
-    for (const viewer of this.viewers) viewer.close(1000, 'the session has ended');
+    for (const close of [...this.viewers]) close('the session has ended');
     this.control.close();
     await this.proxy?.close();
     this.onEnd(this);

@@ -1,5 +1,6 @@
 /** VNC credentials of a session (spec parts 4 and 5, D5). */
 import { ConfigError, type ConfigIssue } from '../errors.js';
+import { checkNumber } from '../internal/knobs.js';
 import { REDACTED, registerSecret } from '../internal/redact.js';
 
 /** The native VNC port of the service (spec part 4). */
@@ -29,6 +30,11 @@ export interface VncCredentialsInput {
   salt: string;
   /** The `vnc_password` the session was opened with. */
   vncPassword: string;
+  /**
+   * The native port, when the service names another than 5901 (the emulator does, in its
+   * `X-Emulator-Vnc-Port` header, when 5901 was taken). @default 5901
+   */
+  tcpPort?: number | undefined;
 }
 
 const inspect = Symbol.for('nodejs.util.inspect.custom');
@@ -45,7 +51,7 @@ function endpoint(url: string, password: string): VncEndpoint {
 }
 
 /**
- * Ready-to-use VNC credentials (D5): the native client's `vnc://<run_id>@<host>:5901` with
+ * Ready-to-use VNC credentials (D5): the native client's `vnc://<run_id>@<host>:5901` (or `tcpPort`) with
  * password `<salt>-<vnc_password>`, and the WebSocket view `<origin>/run/<run_id>/vnc` with the
  * raw password. `util.inspect` shows the passwords as `***`.
  *
@@ -82,12 +88,14 @@ export function vncCredentials(input: VncCredentialsInput): VncCredentials {
       message: '`vncPassword` is required: the `vnc_password` the session was opened with',
     });
   }
+  const port = checkNumber('tcpPort', input.tcpPort, { min: 1, max: 65535, unit: 'port' });
+  if (port) issues.push(port);
   if (issues.length > 0 || url === undefined) throw new ConfigError('VNC credentials input', issues);
   registerSecret(input.vncPassword);
   const tcpPassword = `${input.salt}-${input.vncPassword}`;
   registerSecret(tcpPassword);
   return Object.freeze({
-    tcp: endpoint(`vnc://${input.runId}@${url.hostname}:${VNC_TCP_PORT}`, tcpPassword),
+    tcp: endpoint(`vnc://${input.runId}@${url.hostname}:${input.tcpPort ?? VNC_TCP_PORT}`, tcpPassword),
     websocket: endpoint(`${url.protocol}//${url.host}/run/${input.runId}/vnc`, input.vncPassword),
   });
 }

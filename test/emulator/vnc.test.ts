@@ -10,12 +10,14 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, normalize } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import fc from 'fast-check';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { connectPlaywright } from '../../src/connect/playwright.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { jpegSize, openVncView, vncResponse } from '../../src/emulator/vnc/index.js';
+import { allowedNetworks, inNetworks } from '../../src/emulator/vnc/access.js';
+import { InputMapper, jpegSize, openVncView, parseClientMessage, vncResponse } from '../../src/emulator/vnc/index.js';
+import { remotePage } from '../support/remote-page.js';
 
 const novncRoot = join(dirname(createRequire(import.meta.url).resolve('@novnc/novnc')), '..');
 const VIEWER = `<!doctype html><title>viewer</title><div id="screen" style="width:800px;height:600px"></div>
@@ -72,19 +74,8 @@ afterAll(async () => {
   files?.close();
 });
 
-async function remoteSession(options: Record<string, unknown> = { enable_vnc: true, vnc_password: 'view-secret-42' }) {
-  const session = await connectPlaywright(chromium, {
-    browser_url: emulator.browserUrl,
-    api_key: emulator.apiKey,
-    resolution: '800x600',
-    ...options,
-  });
-  const context = session.browser.contexts()[0] ?? (await session.browser.newContext());
-  const page = await context.newPage();
-  await page.setViewportSize({ width: 800, height: 600 });
-  await page.goto(`${base}/remote`);
-  return { session, page };
-}
+const remoteSession = (options: Record<string, unknown> = { enable_vnc: true, vnc_password: 'view-secret-42' }) =>
+  remotePage(emulator, `${base}/remote`, options);
 
 async function viewer(): Promise<Page> {
   const page = await viewerBrowser.newPage({ viewport: { width: 1000, height: 800 } });
@@ -266,5 +257,48 @@ describe('VNC helpers', () => {
       0xff, 0xd8, 0xff, 0xe0, 0x00, 0x04, 0, 0, 0xff, 0xc0, 0x00, 0x11, 8, 0x02, 0x58, 0x03, 0x20, 3,
     ]);
     expect(jpegSize(Buffer.concat([sof, Buffer.alloc(16)]))).toEqual({ width: 800, height: 600 });
+  });
+
+  it('parses any bytes into a message, a wait for more, or an error, and never reads past them', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+        const parsed = parseClientMessage(Buffer.from(bytes));
+        if (parsed && 'size' in parsed) expect(parsed.size).toBeLessThanOrEqual(bytes.length);
+        if (parsed === undefined)
+          expect(bytes.length === 0 || [0, 2, 3, 4, 5, 6].includes(bytes[0] as number)).toBe(true);
+      }),
+    );
+    expect(parseClientMessage(Buffer.from([5, 1, 0, 10, 0, 20]))).toEqual({
+      message: { type: 'pointer', mask: 1, x: 10, y: 20 },
+      size: 6,
+    });
+    expect(parseClientMessage(Buffer.from([6, 0, 0, 0, 0x00, 0x20, 0, 1]))).toEqual({
+      error: 'clipboard text over 1 MiB',
+    });
+    expect(parseClientMessage(Buffer.from([9]))).toEqual({ error: 'unsupported RFB message type 9' });
+  });
+
+  it('maps a press and release to one click, a wheel button to a scroll, and Control to a shortcut', () => {
+    const mapper = new InputMapper();
+    expect(mapper.pointer(1, 10, 20, 2).map((e) => [e.params.type, e.params.button, e.params.x, e.params.y])).toEqual([
+      ['mousePressed', 'left', 20, 40],
+    ]);
+    expect(mapper.pointer(0, 10, 20, 2).map((e) => e.params.type)).toEqual(['mouseReleased']);
+    expect(mapper.pointer(16, 10, 20, 1).map((e) => [e.params.type, e.params.deltaY])).toEqual([['mouseWheel', 120]]);
+    expect(mapper.key(true, 0x61).params).toMatchObject({ type: 'keyDown', key: 'a', text: 'a' });
+    mapper.key(true, 65507);
+    expect(mapper.key(true, 0x61).params).toMatchObject({ type: 'rawKeyDown', key: 'a', modifiers: 2 });
+    expect(mapper.key(true, 0x61).params.text).toBeUndefined();
+  });
+
+  it('lets in addresses of hitl_allowed_networks, IPv4-mapped ones too, and ignores entries that are not networks', () => {
+    const networks = allowedNetworks(['10.0.0.0/8', '192.168.1.7', '::1/128', 'not-a-network', '10.0.0.0/99']);
+    expect(inNetworks(networks, '10.20.30.40')).toBe(true);
+    expect(inNetworks(networks, '::ffff:10.1.1.1')).toBe(true);
+    expect(inNetworks(networks, '192.168.1.7')).toBe(true);
+    expect(inNetworks(networks, '192.168.1.8')).toBe(false);
+    expect(inNetworks(networks, '::1')).toBe(true);
+    expect(inNetworks(networks, '127.0.0.1')).toBe(false);
+    expect(inNetworks(allowedNetworks(undefined), '10.0.0.1')).toBe(false);
   });
 });

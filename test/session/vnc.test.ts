@@ -39,6 +39,10 @@ describe('vncCredentials', () => {
     );
   });
 
+  it('names another native port when the service gives one (the emulator when 5901 was taken)', () => {
+    expect(vncCredentials({ ...input, tcpPort: 40123 }).tcp.url).toBe('vnc://run-42@browser.test:40123');
+  });
+
   it('keeps IPv6 hosts in brackets', () => {
     expect(vncCredentials({ ...input, browserUrl: 'ws://[::1]:9' }).tcp.url).toBe('vnc://run-42@[::1]:5901');
   });
@@ -54,6 +58,9 @@ describe('vncCredentials', () => {
     ['runId', { runId: '../etc' }],
     ['salt', { salt: 'XYZ' }],
     ['vncPassword', { vncPassword: '' }],
+    ['tcpPort', { tcpPort: 0 }],
+    ['tcpPort', { tcpPort: Number.NaN }],
+    ['tcpPort', { tcpPort: 65536 }],
   ])('refuses a bad %s', (option, patch) => {
     try {
       vncCredentials({ ...input, ...patch });

@@ -11,6 +11,7 @@ export async function openVncView(
   url: string,
   password: string,
   timeoutMs = 10_000,
+  options: { /** Ask for security type None (a client in `hitl_allowed_networks`). */ none?: boolean } = {},
 ): Promise<{ width: number; height: number; name: string; socket: WebSocket }> {
   const ws = new WebSocket(url, { perMessageDeflate: false });
   let input: Buffer = Buffer.alloc(0);
@@ -45,9 +46,14 @@ export async function openVncView(
     if ((await read(12)).toString('latin1') !== 'RFB 003.008\n') throw new Error('not an RFB 3.8 server');
     ws.send(Buffer.from('RFB 003.008\n', 'latin1'));
     const types = await read((await read(1))[0] as number);
-    if (!types.includes(2)) throw new Error('the view does not offer VNC authentication');
-    ws.send(Buffer.from([2]));
-    ws.send(vncResponse(password, await read(16)));
+    if (options.none) {
+      if (!types.includes(1)) throw new Error('the view does not let this client in without a password');
+      ws.send(Buffer.from([1]));
+    } else {
+      if (!types.includes(2)) throw new Error('the view does not offer VNC authentication');
+      ws.send(Buffer.from([2]));
+      ws.send(vncResponse(password, await read(16)));
+    }
     if ((await read(4)).readUInt32BE(0) !== 0) {
       throw new Error(`VNC authentication failed: ${(await read((await read(4)).readUInt32BE(0))).toString()}`);
     }

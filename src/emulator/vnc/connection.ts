@@ -14,6 +14,7 @@ import {
   securityResult,
   securityTypes,
   serverInit,
+  VENCRYPT_PLAIN,
   VERSION,
   vncResponse,
 } from './rfb.js';
@@ -35,16 +36,31 @@ export interface RfbTarget {
   /** The desktop name shown by the viewer. */
   name: string;
   screencast: Screencast;
+  /** Called once the viewer is let in, with a way to close it (when the session ends); returns a detach. */
+  attach?(close: (reason: string) => void): () => void;
 }
 
-export interface RfbOptions {
-  /** The raw `vnc_password` that VNC authentication checks. */
-  password: string;
-  target: RfbTarget;
+/**
+ * Who may watch, and how (D5). Each security type is offered when its field is set, None first
+ * (a client allowed without a password takes it).
+ */
+export interface RfbSecurity {
+  /** Security type None: the session a client may watch without credentials (it is in `hitl_allowed_networks`). */
+  none?: RfbTarget;
+  /** VNC authentication (the WebSocket view): the raw `vnc_password` and the session it opens. */
+  vncAuth?: { password: string; target: RfbTarget };
+  /**
+   * VeNCrypt with its Plain sub-type (the native port): the session that the username and password
+   * open, or undefined. The failure says nothing about which part was wrong.
+   */
+  plain?: (username: string, password: string) => RfbTarget | undefined;
 }
 
-type State = 'version' | 'security' | 'auth' | 'init' | 'normal';
+const REFUSED = 'wrong username or password';
 
+type State = 'version' | 'security' | 'auth' | 'vencryptVersion' | 'vencryptSubtype' | 'plain' | 'init' | 'normal';
+
+/** One viewer's RFB conversation, from the version greeting to the last update. */
 export class RfbConnection {
   private input: Buffer = Buffer.alloc(0);
   private state: State = 'version';
@@ -57,6 +73,8 @@ export class RfbConnection {
   private pending: Frame | undefined;
   private readonly mapper = new InputMapper();
   private closed = false;
+  private target: RfbTarget | undefined;
+  private detach: (() => void) | undefined;
   private readonly viewer = (frame: Frame) => {
     this.pending = frame;
     this.update();
@@ -64,9 +82,17 @@ export class RfbConnection {
 
   constructor(
     private readonly transport: RfbTransport,
-    private readonly options: RfbOptions,
+    private readonly security: RfbSecurity,
   ) {
     transport.send(VERSION);
+  }
+
+  /** Close the connection from the server's side (the session ended). */
+  close(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.transport.close(reason, true);
+    this.ended();
   }
 
   /** Bytes from the viewer. */
@@ -78,11 +104,30 @@ export class RfbConnection {
   /** The transport closed. */
   ended(): void {
     this.closed = true;
-    this.options.target.screencast.leave(this.viewer);
+    this.detach?.();
+    this.detach = undefined;
+    this.target?.screencast.leave(this.viewer);
   }
 
   private get screencast(): Screencast {
-    return this.options.target.screencast;
+    return (this.target as RfbTarget).screencast;
+  }
+
+  /** The security types on offer, in the order of preference. */
+  private offered(): number[] {
+    const types: number[] = [];
+    if (this.security.none) types.push(SECURITY.none);
+    if (this.security.vncAuth) types.push(SECURITY.vncAuth);
+    if (this.security.plain && this.minor >= 7) types.push(SECURITY.veNCrypt);
+    return types;
+  }
+
+  /** Let the viewer in: SecurityResult OK, then wait for ClientInit. */
+  private admit(target: RfbTarget): void {
+    this.target = target;
+    this.transport.send(securityResult(undefined, this.minor));
+    this.detach = target.attach?.((reason) => this.close(reason));
+    this.state = 'init';
   }
 
   private take(n: number): Buffer {
@@ -134,36 +179,84 @@ export class RfbConnection {
           return false;
         }
         this.minor = minor;
+        const types = this.offered();
         if (minor >= 7) {
-          this.transport.send(securityTypes([SECURITY.vncAuth]));
+          if (types.length === 0) return this.noTypes();
+          this.transport.send(securityTypes(types));
           this.state = 'security';
-        } else {
-          const type = Buffer.alloc(4);
-          type.writeUInt32BE(SECURITY.vncAuth);
-          this.transport.send(type);
-          this.transport.send(this.challenge);
-          this.state = 'auth';
+          return true;
         }
-        return true;
+        // RFB 3.3: the server picks the type.
+        const type = types.find((t) => t !== SECURITY.veNCrypt);
+        if (type === undefined) return this.noTypes();
+        const word = Buffer.alloc(4);
+        word.writeUInt32BE(type);
+        this.transport.send(word);
+        return this.chosen(type);
       }
       case 'security': {
-        const type = this.take(1)[0];
-        if (type !== SECURITY.vncAuth) {
-          this.refuse('only VNC authentication is offered');
+        const type = this.take(1)[0] as number;
+        if (!this.offered().includes(type)) {
+          this.refuse(`security type ${type} is not offered`);
           return false;
         }
-        this.transport.send(this.challenge);
-        this.state = 'auth';
-        return true;
+        return this.chosen(type);
       }
       case 'auth': {
         if (this.input.length < 16) return false;
-        if (!timingSafeEqual(this.take(16), vncResponse(this.options.password, this.challenge))) {
+        const auth = this.security.vncAuth as NonNullable<RfbSecurity['vncAuth']>;
+        if (!timingSafeEqual(this.take(16), vncResponse(auth.password, this.challenge))) {
           this.refuse('wrong VNC password');
           return false;
         }
-        this.transport.send(securityResult(undefined, this.minor));
-        this.state = 'init';
+        this.admit(auth.target);
+        return true;
+      }
+      case 'vencryptVersion': {
+        if (this.input.length < 2) return false;
+        const [major, minor] = this.take(2);
+        if (major !== 0 || minor !== 2) {
+          // VeNCrypt's own failure: a non-zero byte after the version, then close.
+          this.transport.send(Buffer.from([0xff]));
+          this.abort(`VeNCrypt ${major}.${minor} is not spoken: 0.2 is`);
+          return false;
+        }
+        // OK, then one sub-type: Plain.
+        const offer = Buffer.alloc(6);
+        offer[1] = 1;
+        offer.writeUInt32BE(VENCRYPT_PLAIN, 2);
+        this.transport.send(offer);
+        this.state = 'vencryptSubtype';
+        return true;
+      }
+      case 'vencryptSubtype': {
+        if (this.input.length < 4) return false;
+        const subtype = this.take(4).readUInt32BE(0);
+        if (subtype !== VENCRYPT_PLAIN) {
+          this.refuse(`VeNCrypt sub-type ${subtype} is not offered: Plain (256) is`);
+          return false;
+        }
+        this.state = 'plain';
+        return true;
+      }
+      case 'plain': {
+        if (this.input.length < 8) return false;
+        const userLength = this.input.readUInt32BE(0);
+        const passLength = this.input.readUInt32BE(4);
+        if (userLength > 1024 || passLength > 1024) {
+          this.refuse(REFUSED);
+          return false;
+        }
+        if (this.input.length < 8 + userLength + passLength) return false;
+        this.take(8);
+        const username = this.take(userLength).toString('utf8');
+        const password = this.take(passLength).toString('utf8');
+        const target = this.security.plain?.(username, password);
+        if (!target) {
+          this.refuse(REFUSED);
+          return false;
+        }
+        this.admit(target);
         return true;
       }
       case 'init': {
@@ -177,11 +270,43 @@ export class RfbConnection {
     }
   }
 
+  /** Go on with the security type the client (or, in 3.3, the server) chose. */
+  private chosen(type: number): boolean {
+    if (type === SECURITY.none) {
+      const target = this.security.none as RfbTarget;
+      // RFB 3.3 and 3.7 send no SecurityResult after None.
+      if (this.minor >= 8) this.admit(target);
+      else {
+        this.target = target;
+        this.detach = target.attach?.((reason) => this.close(reason));
+        this.state = 'init';
+      }
+    } else if (type === SECURITY.vncAuth) {
+      this.transport.send(this.challenge);
+      this.state = 'auth';
+    } else {
+      this.transport.send(Buffer.from([0, 2]));
+      this.state = 'vencryptVersion';
+    }
+    return true;
+  }
+
+  /** Nothing on offer for this client: an empty list and the reason (3.7+), or type 0 (3.3), then close. */
+  private noTypes(): false {
+    const reason = Buffer.from('this client may not watch the session', 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(reason.length);
+    this.transport.send(Buffer.concat([this.minor >= 7 ? Buffer.from([0]) : Buffer.alloc(4), length, reason]));
+    this.closed = true;
+    this.transport.close(reason.toString(), true);
+    return false;
+  }
+
   private greet(first: Frame | undefined): void {
     if (this.closed) return;
     this.width = first?.width ?? 1280;
     this.height = first?.height ?? 720;
-    this.transport.send(serverInit(this.width, this.height, this.options.target.name));
+    this.transport.send(serverInit(this.width, this.height, (this.target as RfbTarget).name));
     this.pending ??= first;
     this.update();
   }
