@@ -1,9 +1,9 @@
 /**
  * The cloud browser's REST side (D2, D20-D24): sessions, stop, credential vaults and their
- * items, extensions, unblock. On the browser URL's host under the matching HTTP scheme, the key
+ * items, extensions, recordings, unblock. On the browser URL's host under the matching HTTP scheme, the key
  * as `?key=`, the vault key only in `X-Vault-Key`.
  */
-import { ConfigError, type ConfigIssue, ServiceError } from '../errors.js';
+import { ConfigError, type ConfigIssue, ServiceError, TimeoutError } from '../errors.js';
 import { show, toConfigIssues } from '../internal/issues.js';
 import { numberIssues } from '../internal/knobs.js';
 import { REDACTED, registerSecret } from '../internal/redact.js';
@@ -19,6 +19,7 @@ import { ENV, env } from '../session/url.js';
 import {
   type BrowserSessionRecord,
   type Extension,
+  type Playback,
   type UnblockParams,
   type Vault,
   type VaultItem,
@@ -96,6 +97,17 @@ const vaultKeyIssue = (key: unknown): ConfigIssue[] =>
  * const { vault, key } = await api.vaults.create({ name: 'Shop' }); // store `key`: it is shown once
  * await api.vaults.items.create(vault.id, key, { type: 'password', label: 'Shop', origin: 'https://shop.example', username: 'ada', secret: { password: 'p' } });
  */
+/** Options of {@link CloudBrowserApi.runs}' `waitForPlayback`. */
+export interface WaitForPlaybackOptions extends CallOptions {
+  /** Give up after this long, ms. @default 180000 */
+  timeout?: number | undefined;
+  /** How long to wait between asks when the service gives no `retry_after_ms`, ms. @default 3000 */
+  pollInterval?: number | undefined;
+}
+
+/** Defaults of `waitForPlayback` (those of the official SDK). */
+export const WAIT_FOR_PLAYBACK_DEFAULTS = { timeout: 180_000, pollInterval: 3_000 } as const;
+
 export class CloudBrowserApi {
   readonly baseUrl: string;
   readonly #http: ServiceClient;
@@ -322,6 +334,54 @@ export class CloudBrowserApi {
         ...options,
         retry: 'always',
       }),
+  };
+
+  /** Recordings of `debug` sessions (D23). */
+  readonly runs = {
+    /** Where the recording of a run stands: `uploading` (ask again after `retry_after_ms`), `ready`, `unavailable` or `disabled`. */
+    playback: (runId: string, options: CallOptions = {}) =>
+      this.#json<Playback>('GET', `/run/${encodeURIComponent(id('runId', runId))}/playback`, {
+        ...options,
+        retry: 'always',
+      }),
+    /**
+     * Ask until the recording is no longer `uploading`, waiting as long as the service says
+     * (`retry_after_ms`, else `pollInterval`). Gives the last answer, whatever its status; a
+     * `timeout` throws a {@link TimeoutError}.
+     */
+    waitForPlayback: async (runId: string, options: WaitForPlaybackOptions = {}): Promise<Playback> => {
+      refuse(
+        'waitForPlayback options',
+        numberIssues({
+          timeout: [options.timeout, { min: 0, unit: 'milliseconds' }],
+          pollInterval: [options.pollInterval, { min: 1, max: 3_600_000, unit: 'milliseconds' }],
+        }),
+      );
+      const clock = this.#http.clock;
+      const started = clock.now();
+      const timeout = options.timeout ?? WAIT_FOR_PLAYBACK_DEFAULTS.timeout;
+      for (;;) {
+        const playback = await this.runs.playback(runId, options);
+        if (playback.status !== 'uploading') return playback;
+        const left = timeout - (clock.now() - started);
+        if (left <= 0) {
+          throw new TimeoutError(`the recording of ${runId} was not ready within ${timeout} ms`);
+        }
+        const hint = Number(playback.retry_after_ms);
+        const wait =
+          Number.isFinite(hint) && hint > 0 ? hint : (options.pollInterval ?? WAIT_FOR_PLAYBACK_DEFAULTS.pollInterval);
+        await clock.sleep(Math.min(wait, left, 60_000), options.signal);
+      }
+    },
+    /** The WebM of a `ready` recording, as a stream (`video/webm`). */
+    video: async (runId: string, options: CallOptions = {}): Promise<ReadableStream<Uint8Array>> => {
+      const res = await this.#http.request('GET', `/run/${encodeURIComponent(id('runId', runId))}/video`, {
+        ...options,
+        retry: 'always',
+        streaming: true,
+      });
+      return res.body ?? new ReadableStream({ start: (c) => c.close() });
+    },
   };
 
   /**

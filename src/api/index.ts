@@ -1,11 +1,20 @@
-/** `cloud-browser/api`: the cloud browser's REST side (sessions, vaults, extensions, unblock). */
+/** `cloud-browser/api`: the cloud browser's REST side (sessions, vaults, extensions, recordings, unblock). */
 
-export { isServiceError, ServiceError } from '../errors.js';
+export { isServiceError, isTimeoutError, ServiceError, TimeoutError } from '../errors.js';
 export type { CallOptions, Clock } from '../internal/service-client.js';
-export { CLOUD_BROWSER_API_DEFAULTS, CloudBrowserApi, type CloudBrowserApiOptions, restBaseOf } from './client.js';
+export {
+  CLOUD_BROWSER_API_DEFAULTS,
+  CloudBrowserApi,
+  type CloudBrowserApiOptions,
+  restBaseOf,
+  WAIT_FOR_PLAYBACK_DEFAULTS,
+  type WaitForPlaybackOptions,
+} from './client.js';
 export {
   type BrowserSessionRecord,
   type Extension,
+  type Playback,
+  type PlaybackStatus,
   type UnblockParams,
   VAULT_ITEM_TYPES,
   type Vault,

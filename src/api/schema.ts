@@ -163,3 +163,15 @@ export interface UnblockParams {
   enable_mcp?: boolean | undefined;
   debug?: boolean | undefined;
 }
+
+/** A recording's state (D23): `uploading` while it is made or finished, then one of the others for good. */
+export type PlaybackStatus = 'ready' | 'uploading' | 'unavailable' | 'disabled';
+
+/** `GET /run/{run_id}/playback` (D23). */
+export interface Playback {
+  available: boolean;
+  status: PlaybackStatus;
+  metadata: { duration_ms: number; width: number; height: number; frames: number } | null;
+  video_url: string | null;
+  retry_after_ms: number | null;
+}

@@ -1,10 +1,13 @@
 /**
- * The command's REST side (D20-D24): `sessions`, `vault`, `extensions`, `unblock`. A vault key
+ * The command's REST side (D20-D24): `sessions`, `vault`, `extensions`, `recording`, `unblock`. A vault key
  * is read from `--key-file` (`-` for standard input) or `CLOUD_VAULT_KEY`, never from argv, and printed
  * only on create and rotate, with a warning to store it.
  */
-import { readFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { readFile, rename, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { CloudBrowserApi } from '../api/client.js';
@@ -56,7 +59,7 @@ function printKey(what: Record<string, unknown>, key: string, json: boolean | un
   print(json ? { ...what, key } : `${Object.values(what).join('\t')}\nkey\t${key}`, json === true);
 }
 
-/** Add the `sessions`, `vault`, `extensions` and `unblock` commands. */
+/** Add the `sessions`, `vault`, `extensions`, `recording` and `unblock` commands. */
 export function addRestCommands(program: Command, run: Run): void {
   const sessions = program.command('sessions').description('Running cloud browser sessions');
   common(sessions.command('ls').description('List running sessions')).action(
@@ -199,6 +202,49 @@ export function addRestCommands(program: Command, run: Run): void {
     }),
   );
 
+  common(
+    program
+      .command('recording <run-id>')
+      .description('Download the recording of a debug session as WebM, waiting while it is finished')
+      .option('--out <file>', 'where to write it (default: <run-id>.webm; - for standard output)')
+      .option('--wait <seconds>', 'how long to wait for the recording, 0 to 3600 seconds', '180'),
+  ).action(
+    run(async (runId: string, opts: Common & { out?: string; wait: string }) => {
+      const client = api(opts);
+      const wait = /^\d+$/.test(opts.wait) ? Number(opts.wait) * 1000 : Number.NaN;
+      if (!(wait <= 3_600_000)) {
+        throw new ConfigError('recording', [
+          { option: '--wait', message: '`--wait` must be a whole number of seconds, from 0 to 3600' },
+        ]);
+      }
+      const playback = await client.runs.waitForPlayback(runId, { timeout: wait });
+      if (playback.status !== 'ready') {
+        throw new ConfigError('recording', [
+          {
+            option: 'run-id',
+            message:
+              playback.status === 'disabled'
+                ? `the session ${runId} was not opened with debug: true, so it was not recorded`
+                : `the recording of ${runId} is ${playback.status}`,
+          },
+        ]);
+      }
+      const video = Readable.fromWeb((await client.runs.video(runId)) as import('node:stream/web').ReadableStream);
+      const out = opts.out ?? `${runId}.webm`;
+      if (out === '-') return void (await pipeline(video, process.stdout));
+      // Written aside, then renamed: a failed download leaves no half file under the name.
+      await pipeline(video, createWriteStream(`${out}.part`));
+      await rename(`${out}.part`, out);
+      const meta = playback.metadata;
+      const summary = { file: out, bytes: (await stat(out)).size, ...meta };
+      print(
+        opts.json
+          ? summary
+          : `wrote ${out}: ${summary.bytes} bytes${meta ? `, ${meta.width}x${meta.height}, ${(meta.duration_ms / 1000).toFixed(1)} s` : ''}`,
+        opts.json === true,
+      );
+    }),
+  );
   common(
     program
       .command('unblock <url>')

@@ -57,11 +57,12 @@ export class CdpClient {
     });
   }
 
-  /** Listen to a CDP event. */
-  on(method: string, handler: Handler): void {
+  /** Listen to a CDP event; returns a way to stop listening. */
+  on(method: string, handler: Handler): () => void {
     const set = this.handlers.get(method) ?? new Set<Handler>();
     this.handlers.set(method, set);
     set.add(handler);
+    return () => set.delete(handler);
   }
 
   close(): void {

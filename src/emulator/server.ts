@@ -15,6 +15,7 @@ import { findChromium } from './chromium.js';
 import { CrawlerApi } from './crawler/api.js';
 import type { DeliveryRecord, EmulatorWebhook } from './crawler/deliveries.js';
 import { errorBody, isRefusal, type Refusal, refusal, refuseUpgrade, sendJson } from './http.js';
+import { RecordingStore } from './recording/store.js';
 import { EmulatedSession, type EmulatorSessionInfo } from './session.js';
 import { type RfbSecurity, startVncTcpServer } from './vnc/index.js';
 
@@ -149,8 +150,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const crawler = new CrawlerApi({ apiKeys, webhooks: options.webhooks, now: options.now, apiUrl: () => apiUrl });
 
   const sessionKey = (key: string, name: string) => `${key}\u0000${name}`;
+  const recordings = new RecordingStore(executable);
   const forget = (s: EmulatedSession) => {
     sessions.delete(s.runId);
+    void recordings.end(s.runId);
     if (s.options.session && s.options.api_key) {
       const k = sessionKey(s.options.api_key, s.options.session);
       if (named.get(k) === s) named.delete(k);
@@ -189,6 +192,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     }
     sessions.set(session.runId, session);
     if (wanted.session) named.set(sessionKey(key, wanted.session), session);
+    recordings.begin(session, key, wanted.debug === true);
     return session;
   };
 
@@ -196,6 +200,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     apiKeys,
     vaults,
     extensions,
+    recordings,
     sessions: {
       list: (key) => [...sessions.values()].filter((s) => s.options.api_key === key),
       find: (key, idOrName) => {
@@ -385,6 +390,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         for (const socket of sockets) socket.destroy();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await vnc.close();
+        await recordings.close();
         await extensions.close();
       })();
       return closing;

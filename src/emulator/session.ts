@@ -11,7 +11,14 @@ import { CdpClient } from './cdp.js';
 import { type LaunchedChromium, launchChromium } from './chromium.js';
 import { type ChainProxy, startChainProxy } from './proxy.js';
 import { allowedNetworks, inNetworks, sameSecret } from './vnc/access.js';
-import { type PageSessions, type RfbSecurity, type RfbTarget, Screencast, serveVncWebSocket } from './vnc/index.js';
+import {
+  type Frame,
+  type PageSessions,
+  type RfbSecurity,
+  type RfbTarget,
+  Screencast,
+  serveVncWebSocket,
+} from './vnc/index.js';
 
 /** The session's open pages (CDP session ids, newest last), for the VNC view. */
 class PageList implements PageSessions {
@@ -319,6 +326,20 @@ export class EmulatedSession {
         void this.end({ code: 1000, reason: 'client disconnected' });
       }
     });
+  }
+
+  /** The session's `resolution`, when it was given. */
+  get size(): { width: number; height: number } | undefined {
+    const match = this.options.resolution ? /^(\d{2,5})x(\d{2,5})$/.exec(this.options.resolution) : null;
+    return match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
+  }
+
+  /** Receive every picture the session shows (its newest page's screencast); returns a way to stop. */
+  watch(viewer: (frame: Frame) => void): () => void {
+    void this.screencast.join(viewer).then((first) => {
+      if (first) viewer(first);
+    });
+    return () => this.screencast.leave(viewer);
   }
 
   /** Whether a VNC client at `address` may watch without a password (`hitl_allowed_networks`, D5). */

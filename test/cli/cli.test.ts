@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
+import { connectPlaywright } from '../../src/connect/playwright.js';
 import { signDelivery } from '../../src/webhooks/index.js';
 import { type CrawlSite, startCrawlSite } from '../support/crawl-site.js';
 import { crawlBody } from '../support/deliveries.js';
@@ -305,6 +306,33 @@ describe('against the emulator command', () => {
     const extId = /ext_\w+/.exec(uploaded.stdout)?.[0] ?? '';
     expect((await cli(['extensions', 'ls'], env)).stdout).toContain(`${extId}\tCliTool\t1.2`);
     expect((await cli(['extensions', 'rm', extId], env)).stdout.trim()).toBe(`deleted: ${extId}`);
+  }, 60_000);
+
+  it('downloads the recording of a debug session, and says why there is none for another', async () => {
+    const recorded = await connectPlaywright(chromium, {
+      browser_url: env.CLOUD_BROWSER_URL as string,
+      api_key: KEY,
+      debug: true,
+      resolution: '320x240',
+    });
+    const page = await (recorded.browser.contexts()[0] ?? (await recorded.browser.newContext())).newPage();
+    await page.goto(`${site.origin}/`);
+    await page.waitForTimeout(500);
+    await recorded.close();
+    const out = join(mkdtempSync(join(tmpdir(), 'cli-rec-')), 'run.webm');
+    const done = await cli(['recording', recorded.runId as string, '--out', out], env);
+    expect(done.code).toBe(0);
+    expect(done.stdout).toMatch(
+      new RegExp(`^wrote ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: \\d+ bytes, 320x240, \\d+\\.\\d s\n$`),
+    );
+    expect(readFileSync(out).subarray(0, 4).toString('hex')).toBe('1a45dfa3');
+    const plain = await connectPlaywright(chromium, { browser_url: env.CLOUD_BROWSER_URL as string, api_key: KEY });
+    await plain.close();
+    const refused = await cli(['recording', plain.runId as string, '--out', `${out}.2`], env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('was not opened with debug: true');
+    const badWait = await cli(['recording', plain.runId as string, '--wait', 'soon'], env);
+    expect(badWait.stderr).toContain('`--wait` must be a whole number of seconds');
   }, 60_000);
 });
 

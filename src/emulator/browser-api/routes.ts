@@ -3,9 +3,12 @@
  * as `?key=`: sessions and stop, credential vaults, extensions, unblock.
  */
 import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
 import type { ParsedBrowserUrl } from '../../session/url.js';
 import { isRefusal, type Refusal, readBody, readJson, refusal, sendError, sendJson } from '../http.js';
+import type { RecordingStore } from '../recording/store.js';
 import type { EmulatedSession } from '../session.js';
 import type { ExtensionStore } from './extensions.js';
 import type { VaultStore } from './vaults.js';
@@ -28,9 +31,10 @@ export interface BrowserRestApiOptions {
   sessions: SessionHost;
   vaults: VaultStore;
   extensions: ExtensionStore;
+  recordings: RecordingStore;
 }
 
-const PREFIXES = ['/sessions', '/session/', '/vault', '/extension', '/unblock'];
+const PREFIXES = ['/sessions', '/session/', '/vault', '/extension', '/unblock', '/run/'];
 
 /** The REST routes of the browser side. */
 export class BrowserRestApi {
@@ -82,7 +86,7 @@ export class BrowserRestApi {
     const vaultKey = req.headers['x-vault-key'] as string | undefined;
     const route = `${method} /${parts[0]}${parts.length > 1 ? '/:id' : ''}${parts
       .slice(2)
-      .map((p) => `/${p === 'item' || p === 'rotate' || p === 'stop' ? p : ':id'}`)
+      .map((p) => `/${['item', 'rotate', 'stop', 'playback', 'video'].includes(p) ? p : ':id'}`)
       .join('')}`;
     switch (route) {
       case 'GET /sessions': {
@@ -127,6 +131,18 @@ export class BrowserRestApi {
         return ok(extensions.get(key, parts[1] as string));
       case 'DELETE /extension/:id':
         return ok(await extensions.delete(key, parts[1] as string));
+      case 'GET /run/:id/playback': {
+        const origin = `http://${req.headers.host ?? 'localhost'}`;
+        const runId = parts[1] as string;
+        const playback = this.options.recordings.playback(
+          key,
+          runId,
+          `${origin}/run/${encodeURIComponent(runId)}/video`,
+        );
+        return playback ? [200, playback] : refusal(404, 'ERR::BROWSER::RUN_NOT_FOUND', `no run ${runId}`);
+      }
+      case 'GET /run/:id/video':
+        return this.video(req, res, key, parts[1] as string);
       case 'POST /unblock':
         return this.withJson(req, (body) => this.unblock(key, body));
       default:
@@ -134,6 +150,44 @@ export class BrowserRestApi {
         void res;
         return refusal(404, 'ERR::NOT_FOUND', `no route for ${method} ${url.pathname}`);
     }
+  }
+
+  /** The WebM of a finished debug run, whole or the one byte range a `<video>` asks for. */
+  private async video(
+    req: IncomingMessage,
+    res: ServerResponse,
+    key: string,
+    runId: string,
+  ): Promise<Refusal | undefined> {
+    const video = await this.options.recordings.video(key, runId);
+    if (!video) {
+      const playback = this.options.recordings.playback(key, runId, '');
+      if (!playback) return refusal(404, 'ERR::BROWSER::RUN_NOT_FOUND', `no run ${runId}`);
+      return refusal(404, 'ERR::BROWSER::RECORDING_NOT_READY', `the recording of ${runId} is ${playback.status}`, {
+        is_retryable: playback.status === 'uploading',
+      });
+    }
+    const range = /^bytes=(\d*)-(\d*)$/.exec(String(req.headers.range ?? ''));
+    let start = 0;
+    let end = video.size - 1;
+    if (range && (range[1] || range[2])) {
+      start = range[1] ? Number(range[1]) : Math.max(0, video.size - Number(range[2]));
+      end = range[1] && range[2] ? Math.min(Number(range[2]), end) : end;
+      if (start > end) {
+        res.writeHead(416, { 'content-range': `bytes */${video.size}` }).end();
+        return undefined;
+      }
+    }
+    const partial = start !== 0 || end !== video.size - 1;
+    res.writeHead(partial ? 206 : 200, {
+      'content-type': 'video/webm',
+      'content-length': String(end - start + 1),
+      'accept-ranges': 'bytes',
+      'content-disposition': `attachment; filename="${runId}.webm"`,
+      ...(partial ? { 'content-range': `bytes ${start}-${end}/${video.size}` } : {}),
+    });
+    await pipeline(createReadStream(video.file, { start, end }), res).catch(() => res.destroy());
+    return undefined;
   }
 
   private async withJson<T>(
