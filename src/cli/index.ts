@@ -1,10 +1,13 @@
 #!/usr/bin/env node
+
 /** The `cloud-browser` command. */
+import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, Option } from 'commander';
+import { restBaseOf } from '../api/client.js';
 import { startRelay } from '../connect/relay.js';
 import { openSession } from '../connect/session.js';
 import { RESERVED_CDP_ID } from '../connect/socket.js';
@@ -70,7 +73,7 @@ program
         ...(opts.apiKey ? { apiKeys: [opts.apiKey] } : {}),
       });
       process.stdout.write(
-        `emulator ready\nCLOUD_BROWSER_URL=${emulator.browserUrl}\nCLOUD_API_URL=${emulator.apiUrl}\nCLOUD_API_KEY=${emulator.apiKey}\n(Ctrl-C to stop)\n`,
+        `emulator ready\nCLOUD_BROWSER_URL=${emulator.browserUrl}\nCLOUD_API_URL=${emulator.apiUrl}\nCLOUD_API_KEY=${emulator.apiKey}\ndashboard: ${emulator.dashboardUrl}\nnative VNC port: ${emulator.vncPort}\n(Ctrl-C to stop)\n`,
       );
       await interrupted();
       await emulator.close();
@@ -94,10 +97,25 @@ addSessionOptions(
   }),
 );
 
+/** Open `url` in the user's browser, as the platform does; a failure to open is only reported. */
+function openInBrowser(url: string): void {
+  const [command, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', url]]
+        : ['xdg-open', [url]];
+  const child = spawn(command, args as string[], { stdio: 'ignore', detached: true });
+  child.on('error', () => process.stderr.write(`could not open a browser: open ${url} yourself\n`));
+  child.unref();
+}
+
 addSessionOptions(
   program
     .command('connect')
     .description('Open a session and hold it: prints the run id, a local CDP endpoint and the VNC credentials')
+    .option('--view', "print the address of the session's live view (the emulator's dashboard)")
+    .option('--open', 'open the live view in your browser (implies --view)')
     .addHelpText(
       'after',
       '\nExample:\n  $ cloud-browser connect --vnc --vnc-password s3cret --timeout 900\n  then attach: chromium.connectOverCDP(<cdp endpoint>)',
@@ -111,6 +129,11 @@ addSessionOptions(
     if (opened.vnc) {
       process.stdout.write(`vnc: ${opened.vnc.tcp.url} password ${opened.vnc.tcp.password}\n`);
       process.stdout.write(`vnc websocket: ${opened.vnc.websocket.url} password ${opened.vnc.websocket.password}\n`);
+    }
+    if ((opts.view || opts.open) && opened.socket.runId) {
+      const view = `${restBaseOf(url)}/?view=${encodeURIComponent(opened.socket.runId)}`;
+      process.stdout.write(`live view: ${view}\n`);
+      if (opts.open) openInBrowser(view);
     }
     process.stdout.write('holding the session (Ctrl-C to close it)\n');
     const why = await Promise.race([interrupted(), opened.socket.closed.then((e) => e)]);

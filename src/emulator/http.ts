@@ -1,8 +1,10 @@
 /** Answers of the emulator's HTTP side, in the shape of spec part 7 and the service's envelope (D13). */
 import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { pipeline } from 'node:stream/promises';
 import { redact } from '../internal/redact.js';
 
 /**
@@ -87,4 +89,32 @@ export function refuseUpgrade(socket: Socket, status: number, body: object): voi
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
   );
+}
+
+/** Send a file whole, or the one byte range the request asks for (as a `<video>` does). */
+export async function sendFileRange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  file: { path: string; size: number; type: string; name: string },
+): Promise<void> {
+  const range = /^bytes=(\d*)-(\d*)$/.exec(String(req.headers.range ?? ''));
+  let start = 0;
+  let end = file.size - 1;
+  if (range && (range[1] || range[2])) {
+    start = range[1] ? Number(range[1]) : Math.max(0, file.size - Number(range[2]));
+    end = range[1] && range[2] ? Math.min(Number(range[2]), end) : end;
+    if (start > end) {
+      res.writeHead(416, { 'content-range': `bytes */${file.size}` }).end();
+      return;
+    }
+  }
+  const partial = start !== 0 || end !== file.size - 1;
+  res.writeHead(partial ? 206 : 200, {
+    'content-type': file.type,
+    'content-length': String(end - start + 1),
+    'accept-ranges': 'bytes',
+    'content-disposition': `inline; filename="${file.name}"`,
+    ...(partial ? { 'content-range': `bytes ${start}-${end}/${file.size}` } : {}),
+  });
+  await pipeline(createReadStream(file.path, { start, end }), res).catch(() => res.destroy());
 }

@@ -14,6 +14,7 @@ import { VaultStore } from './browser-api/vaults.js';
 import { findChromium } from './chromium.js';
 import { CrawlerApi } from './crawler/api.js';
 import type { DeliveryRecord, EmulatorWebhook } from './crawler/deliveries.js';
+import { Dashboard } from './dashboard/routes.js';
 import { errorBody, isRefusal, type Refusal, refusal, refuseUpgrade, sendJson } from './http.js';
 import { RecordingStore } from './recording/store.js';
 import { EmulatedSession, type EmulatorSessionInfo } from './session.js';
@@ -85,6 +86,8 @@ export interface Emulator {
   readonly apiUrl: string;
   /** The first accepted key. */
   readonly apiKey: string;
+  /** The dashboard: open it in a browser (it holds the key: the page trades it for a cookie). */
+  readonly dashboardUrl: string;
   /** The native VNC port (RFB 3.8, VeNCrypt Plain), for every session: 5901 unless it was taken. */
   readonly vncPort: number;
   /** The sessions running now, secrets redacted. */
@@ -212,6 +215,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
   });
 
+  const dashboard = new Dashboard({
+    apiKeys,
+    sessions: () => sessions.values(),
+    crawls: () => crawler.crawls.values(),
+    deliveries: () => crawler.deliveries,
+    recordings,
+    now: options.now ?? Date.now,
+  });
+
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (crawler.handle(req, res)) return;
     if (rest.handle(req, res)) return;
@@ -224,6 +236,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       );
       return;
     }
+    if (dashboard.handle(req, res)) return;
     sendJson(res, 404, errorBody(404, 'ERR::NOT_FOUND', `no route for ${req.method} ${url.pathname}`));
   });
   server.on('connection', (socket) => {
@@ -252,6 +265,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     void (async () => {
       const url = new URL(req.url ?? '/', `ws://${req.headers.host ?? host}`);
+      if (dashboard.upgrade(req, socket, (then) => upgrade(req, socket, head, [], then))) return;
       const view = /^\/run\/([^/]+)\/vnc$/.exec(url.pathname);
       if (view) {
         const session = sessions.get(decodeURIComponent(view[1] as string));
@@ -360,6 +374,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     apiUrl,
     apiKey: apiKey as string,
     vncPort: vnc.port,
+    dashboardUrl: `${apiUrl}/?key=${encodeURIComponent(apiKey as string)}`,
     sessions: () => [...sessions.values()].map((s) => s.info()),
     stores: () => ({
       vaults: vaults.snapshot(),

@@ -120,7 +120,7 @@ export class EmulatedSession {
     private readonly control: CdpClient,
     private readonly proxy: ChainProxy | undefined,
     private readonly onEnd: (s: EmulatedSession) => void,
-    pages: PageSessions,
+    private readonly pages: PageSessions,
   ) {
     this.screencast = new Screencast(control, pages);
     this.hitl = allowedNetworks(options.hitl_allowed_networks);
@@ -340,6 +340,16 @@ export class EmulatedSession {
       if (first) viewer(first);
     });
     return () => this.screencast.leave(viewer);
+  }
+
+  /** A small JPEG of the newest page, for the dashboard; undefined when no page is open. */
+  async thumbnail(): Promise<Buffer | undefined> {
+    const page = this.pages.ids.at(-1);
+    if (!page || this.ending) return undefined;
+    const shot = await this.control
+      .send<{ data: string }>('Page.captureScreenshot', { format: 'jpeg', quality: 50 }, page)
+      .catch(() => undefined);
+    return shot ? Buffer.from(shot.data, 'base64') : undefined;
   }
 
   /** Whether a VNC client at `address` may watch without a password (`hitl_allowed_networks`, D5). */

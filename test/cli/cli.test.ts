@@ -159,6 +159,8 @@ describe('against the emulator command', () => {
     expect(env.CLOUD_BROWSER_URL).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/$/);
     expect(env.CLOUD_API_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(env.CLOUD_API_KEY).toBe(KEY);
+    expect(emulator.output()).toContain(`dashboard: ${env.CLOUD_API_URL}/?key=${KEY}\n`);
+    expect(emulator.output()).toMatch(/native VNC port: \d+\n/);
   });
 
   it('runs a crawl from start to prompt, with --json for scripts, and never prints the key', async () => {
@@ -236,13 +238,19 @@ describe('against the emulator command', () => {
 
   it('connect holds a session that other tools attach to, and closes it cleanly on Ctrl-C', async () => {
     const connect = await start(
-      ['connect', '--vnc', '--vnc-password', 'vnc-cli-pw', '--timeout', '120'],
+      ['connect', '--vnc', '--vnc-password', 'vnc-cli-pw', '--timeout', '120', '--view'],
       /holding the session/,
       env,
     );
     const endpoint = /cdp endpoint: (\S+)/.exec(connect.output())?.[1] ?? '';
     expect(endpoint).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]{36}$/);
-    expect(connect.output()).toMatch(/vnc: vnc:\/\/run-[0-9a-f]+@127\.0\.0\.1:5901 password [0-9a-f]{8}-vnc-cli-pw/);
+    // The emulator's native port: 5901 unless another emulator of this test run holds it.
+    const vncPort = /native VNC port: (\d+)/.exec(emulator.output())?.[1];
+    expect(connect.output()).toMatch(
+      new RegExp(`vnc: vnc://run-[0-9a-f]+@127\\.0\\.0\\.1:${vncPort} password [0-9a-f]{8}-vnc-cli-pw`),
+    );
+    const runId = /run id: (\S+)/.exec(connect.output())?.[1] ?? '';
+    expect(connect.output()).toContain(`live view: ${env.CLOUD_API_URL}/?view=${runId}\n`);
     const browser = await chromium.connectOverCDP(endpoint);
     const page = await browser.contexts()[0]?.newPage();
     await page?.goto(`${site.origin}/docs/1`);
@@ -367,7 +375,7 @@ describe('cloud-browser demo', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('title:   Acme Rockets');
     expect(r.stdout).toMatch(/run id: {2}run-[0-9a-f]+/);
-    expect(r.stdout).toMatch(/VNC: {5}vnc:\/\/run-[0-9a-f]+@127\.0\.0\.1:5901 {2}password [0-9a-f]{8}-demo-/);
+    expect(r.stdout).toMatch(/VNC: {5}vnc:\/\/run-[0-9a-f]+@127\.0\.0\.1:\d+ {2}password [0-9a-f]{8}-demo-/);
     expect(r.stdout).toMatch(/view: {4}RFB 3\.8, password accepted, \d+x\d+ "cloud-browser run-[0-9a-f]+"/);
     expect(r.stdout).toMatch(/summary: 4 visited, 0 failed/);
     expect(r.stdout).toContain('Subscriptions start at 300 dollars per month');

@@ -53,7 +53,10 @@ describe.each(drivers)('$name', (driver) => {
     expect(session.salt).toBe('701018da');
     expect(session.salt).toBe(projectSalt(API_KEY));
     const host = new URL(emulator.browserUrl).host;
-    expect(session.vnc?.tcp).toEqual({ url: `vnc://${issued?.runId}@127.0.0.1:5901`, password: '701018da-vnc-pass-1' });
+    expect(session.vnc?.tcp).toEqual({
+      url: `vnc://${issued?.runId}@127.0.0.1:${emulator.vncPort}`,
+      password: '701018da-vnc-pass-1',
+    });
     expect(session.vnc?.websocket).toEqual({ url: `ws://${host}/run/${issued?.runId}/vnc`, password: 'vnc-pass-1' });
   });
 

@@ -3,11 +3,9 @@
  * as `?key=`: sessions and stop, credential vaults, extensions, unblock.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
 import type { ParsedBrowserUrl } from '../../session/url.js';
-import { isRefusal, type Refusal, readBody, readJson, refusal, sendError, sendJson } from '../http.js';
+import { isRefusal, type Refusal, readBody, readJson, refusal, sendError, sendFileRange, sendJson } from '../http.js';
 import type { RecordingStore } from '../recording/store.js';
 import type { EmulatedSession } from '../session.js';
 import type { ExtensionStore } from './extensions.js';
@@ -167,26 +165,7 @@ export class BrowserRestApi {
         is_retryable: playback.status === 'uploading',
       });
     }
-    const range = /^bytes=(\d*)-(\d*)$/.exec(String(req.headers.range ?? ''));
-    let start = 0;
-    let end = video.size - 1;
-    if (range && (range[1] || range[2])) {
-      start = range[1] ? Number(range[1]) : Math.max(0, video.size - Number(range[2]));
-      end = range[1] && range[2] ? Math.min(Number(range[2]), end) : end;
-      if (start > end) {
-        res.writeHead(416, { 'content-range': `bytes */${video.size}` }).end();
-        return undefined;
-      }
-    }
-    const partial = start !== 0 || end !== video.size - 1;
-    res.writeHead(partial ? 206 : 200, {
-      'content-type': 'video/webm',
-      'content-length': String(end - start + 1),
-      'accept-ranges': 'bytes',
-      'content-disposition': `attachment; filename="${runId}.webm"`,
-      ...(partial ? { 'content-range': `bytes ${start}-${end}/${video.size}` } : {}),
-    });
-    await pipeline(createReadStream(video.file, { start, end }), res).catch(() => res.destroy());
+    await sendFileRange(req, res, { path: video.file, size: video.size, type: 'video/webm', name: `${runId}.webm` });
     return undefined;
   }
 
