@@ -28,11 +28,7 @@ import { type RfbSecurity, startVncTcpServer } from './vnc/index.js';
 function nativeVncSecurity(sessions: readonly EmulatedSession[], address: string): RfbSecurity {
   const open = sessions.filter((s) => s.allowsWithoutPassword(address));
   const security: RfbSecurity = {
-    plain: (username, password) => {
-      const session = sessions.find((s) => s.runId === username);
-      // A made-up run id still costs one comparison, so timing does not tell run ids apart.
-      return (session ?? sessions[0])?.opensNativeVnc(username, password) ? session?.vncTarget : undefined;
-    },
+    plain: (username, password) => sessions.find((s) => s.opensNativeVnc(username, password))?.vncTarget,
   };
   const [only] = open;
   if (open.length === 1 && only) security.none = only.vncTarget;

@@ -80,6 +80,12 @@ function acceptLanguages(options: ParsedBrowserUrl): readonly string[] | undefin
   return options.languages ?? (options.lang ? [options.lang] : undefined);
 }
 
+/** The session's `resolution` (`WIDTHxHEIGHT`), when it was given. */
+function resolutionOf(options: ParsedBrowserUrl): { width: number; height: number } | undefined {
+  const match = options.resolution ? /^(\d{2,5})x(\d{2,5})$/.exec(options.resolution) : null;
+  return match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
+}
+
 /** What a session starts with besides its options. */
 export interface SessionExtras {
   /** The vault's items, opened for this session. */
@@ -160,8 +166,8 @@ export class EmulatedSession {
       const dirs = extras.extensionDirs.join(',');
       args.push(`--disable-extensions-except=${dirs}`, `--load-extension=${dirs}`);
     }
-    const size = options.resolution ? /^(\d{2,5})x(\d{2,5})$/.exec(options.resolution) : null;
-    if (size) args.push(`--window-size=${size[1]},${size[2]}`);
+    const size = resolutionOf(options);
+    if (size) args.push(`--window-size=${size.width},${size.height}`);
     const lang = options.lang ?? options.languages?.[0];
     if (lang) args.push(`--lang=${lang}`);
     const languages = acceptLanguages(options);
@@ -200,8 +206,7 @@ export class EmulatedSession {
       types.map((resourceType) => ({ resourceType, requestStage: 'Request' })),
     );
     const languages = acceptLanguages(options);
-    const match = options.resolution ? /^(\d{2,5})x(\d{2,5})$/.exec(options.resolution) : null;
-    const size = match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
+    const size = resolutionOf(options);
     const { userAgent } = await control.send<{ userAgent: string }>('Browser.getVersion');
     let firstPage: ((sessionId: string) => void) | undefined;
     const firstPageSession = new Promise<string>((resolve) => {
@@ -330,8 +335,7 @@ export class EmulatedSession {
 
   /** The session's `resolution`, when it was given. */
   get size(): { width: number; height: number } | undefined {
-    const match = this.options.resolution ? /^(\d{2,5})x(\d{2,5})$/.exec(this.options.resolution) : null;
-    return match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
+    return resolutionOf(this.options);
   }
 
   /** Receive every picture the session shows (its newest page's screencast); returns a way to stop. */

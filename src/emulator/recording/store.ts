@@ -22,9 +22,8 @@ type Status = 'uploading' | 'ready' | 'unavailable' | 'disabled';
 interface Run {
   key: string;
   status: Status;
-  /** Set while the session is live and its recording is being made. */
-  live?: Promise<Recording | undefined>;
-  stop?: (() => void) | undefined;
+  /** Set while the session is live: stop watching it, and give the recording if one started. */
+  stop?: (() => Promise<Recording | undefined>) | undefined;
   file?: string;
   metadata?: RecordingMetadata;
   error?: string;
@@ -83,22 +82,19 @@ export class RecordingStore {
       }
     });
     if (session.size) void start(session.size);
-    run.live = new Promise((resolve) => {
-      // Resolved by `end` with whatever started.
-      run.stop = () => {
-        stop();
-        resolve(starting ?? Promise.resolve(undefined));
-      };
-    });
+    run.stop = () => {
+      stop();
+      return starting ?? Promise.resolve(undefined);
+    };
   }
 
   /** The session ended: finish its file (the status stays `uploading` until then). */
   end(runId: string): Promise<void> {
     const run = this.runs.get(runId);
-    if (!run?.stop || !run.live) return Promise.resolve();
-    run.stop();
+    const stop = run?.stop;
+    if (!run || !stop) return Promise.resolve();
     run.stop = undefined;
-    return run.live
+    return stop()
       .then(async (recording) => {
         if (!recording) throw new Error(run.error ?? 'the session showed no page');
         run.metadata = await recording.finish();
