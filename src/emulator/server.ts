@@ -13,6 +13,7 @@ import { BrowserRestApi } from './browser-api/routes.js';
 import { VaultStore } from './browser-api/vaults.js';
 import { findChromium } from './chromium.js';
 import { CrawlerApi } from './crawler/api.js';
+import { CRAWL_LIMITS_DEFAULTS, type CrawlLimits } from './crawler/crawl.js';
 import type { DeliveryRecord, EmulatorWebhook } from './crawler/deliveries.js';
 import { Dashboard } from './dashboard/routes.js';
 import { errorBody, isRefusal, type Refusal, refusal, refuseUpgrade, sendJson } from './http.js';
@@ -54,6 +55,8 @@ export interface EmulatorOptions {
    * @default 5901
    */
   vncPort?: number | undefined;
+  /** Bounds on every crawl: a response's size (on the wire and decoded) and the page limit of crawls that set none. */
+  crawler?: Partial<CrawlLimits> | undefined;
 }
 
 /** The emulator's own upgrade header: the native VNC port that serves the session (the service's is 5901). */
@@ -127,6 +130,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const issues = numberIssues({
     port: [options.port, { min: 0, max: 65535, unit: 'port' }],
     vncPort: [options.vncPort, { min: 0, max: 65535, unit: 'port' }],
+    'crawler.maxResponseBytes': [options.crawler?.maxResponseBytes, { min: 1024, max: 2 ** 31 - 1, unit: 'bytes' }],
+    'crawler.pageLimit': [options.crawler?.pageLimit, { min: 1, max: 10_000_000, unit: 'pages' }],
   });
   if (issues.length > 0) throw new ConfigError('emulator options', issues);
   const host = options.host ?? '127.0.0.1';
@@ -146,7 +151,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   // Known once the server listens; the crawler's answers link back to it.
   let apiUrl = '';
   let browserUrl = '';
-  const crawler = new CrawlerApi({ apiKeys, webhooks: options.webhooks, now: options.now, apiUrl: () => apiUrl });
+  const crawler = new CrawlerApi({
+    apiKeys,
+    webhooks: options.webhooks,
+    now: options.now,
+    apiUrl: () => apiUrl,
+    limits: {
+      maxResponseBytes: options.crawler?.maxResponseBytes ?? CRAWL_LIMITS_DEFAULTS.maxResponseBytes,
+      pageLimit: options.crawler?.pageLimit ?? CRAWL_LIMITS_DEFAULTS.pageLimit,
+    },
+  });
 
   const sessionKey = (key: string, name: string) => `${key}\u0000${name}`;
   const recordings = new RecordingStore(executable);

@@ -4,6 +4,7 @@ import { CrawlerClient } from '../../src/crawler/index.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { type CrawlerError, isCrawlerError, type ServiceError } from '../../src/index.js';
 import { type Delivery, parseCrawlEvent, serveWebhooks, type WebhookServer } from '../../src/webhooks/index.js';
+import { all } from '../support/all.js';
 import { type CrawlSite, DOCS, startCrawlSite } from '../support/crawl-site.js';
 
 const SECRET = 'whsec-emulator-test-1';
@@ -31,12 +32,6 @@ afterAll(async () => {
   await receiver.close();
   await site.close();
 });
-
-async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
 
 describe('a crawl of a local site', () => {
   let uuid: string;
@@ -118,8 +113,9 @@ describe('a crawl of a local site', () => {
     expect(doc?.content.clean_html).not.toContain('<style');
     expect(doc?.content.clean_html).toContain('<h1>Doc 7</h1>');
     expect(doc?.content.markdown).toContain('# Doc 7');
-    expect(doc?.content.markdown).toContain('[next](/docs/8)');
-    expect(doc?.content.text).toContain('DOC 7');
+    // Links absolute, headings as written.
+    expect(doc?.content.markdown).toContain(`[next](${site.origin}/docs/8)`);
+    expect(doc?.content.text).toMatch(/^Doc 7\n/);
     expect(doc?.content.text).toContain('the subscription costs 42 euros');
     expect(doc?.content.text).not.toContain('tracking');
     expect(JSON.parse(doc?.content.extracted_data ?? 'null')).toEqual({ heading: 'Doc 7', price: '5 EUR' });

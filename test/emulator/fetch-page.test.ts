@@ -4,9 +4,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PageFetcher } from '../../src/emulator/crawler/fetch-page.js';
+import { FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from '../../src/emulator/crawler/fetch-page.js';
 import { rejection } from '../support/rejection.js';
 
+const MB = 1024 * 1024;
+// 64 MB of zeros in about 64 KB: a gzip bomb for a 1 MB limit.
+const BOMB = gzipSync(Buffer.alloc(64 * MB), { level: 9 });
 const TEXT = `<!doctype html><title>ünïcode</title>${'<p>body text</p>'.repeat(200)}`;
 let server: Server;
 let origin: string;
@@ -29,6 +32,26 @@ beforeAll(async () => {
     if (path === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
     if (path === '/missing') return void res.writeHead(404, { 'content-type': 'text/plain' }).end('nope');
     if (path === '/headers') return send({}, JSON.stringify(req.headers));
+    if (path === '/big-declared') return void res.writeHead(200, { 'content-length': String(50 * MB) }).end();
+    if (path === '/big-chunked') {
+      // No Content-Length: the limit is found while the body streams.
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      let sent = 0;
+      const more = () => {
+        while (sent < 50 * MB) {
+          sent += MB;
+          if (!res.write(Buffer.alloc(MB, 7))) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      return more();
+    }
+    if (path === '/bomb') return send({ 'content-encoding': 'gzip' }, BOMB);
+    if (path.startsWith('/chain/')) {
+      const n = Number(path.slice(7));
+      return void res.writeHead(302, { location: `/chain/${n + 1}` }).end();
+    }
+    if (path === '/away') return void res.writeHead(302, { location: 'http://127.0.0.2:9/secret' }).end();
     if (path === '/stall') {
       res.writeHead(200, { 'content-type': 'text/html' }).write('<p>first');
       return;
@@ -45,10 +68,11 @@ afterAll(() => {
   server.close();
 });
 
-const options = (extra: Partial<{ signal: AbortSignal; timeout: number; headers: Record<string, string> }> = {}) => ({
+const options = (extra: Partial<GetOptions> = {}): GetOptions => ({
   headers: {},
   signal: new AbortController().signal,
   timeout: 10_000,
+  maxBytes: 1024 * 1024,
   ...extra,
 });
 
@@ -57,7 +81,8 @@ describe('PageFetcher', () => {
     const fetcher = new PageFetcher(2);
     try {
       const page = await fetcher.get(`${origin}/${path}`, options());
-      expect(page).toMatchObject({ status: 200, ok: true, body: TEXT });
+      expect(page).toMatchObject({ status: 200, ok: true });
+      expect(page.body.toString('utf8')).toBe(TEXT);
       expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
     } finally {
       fetcher.close();
@@ -69,8 +94,9 @@ describe('PageFetcher', () => {
     try {
       expect((await fetcher.get(`${origin}/plain`, options())).headers['set-cookie']).toBe('a=1, b=2');
       const sent = JSON.parse(
-        (await fetcher.get(`${origin}/headers`, options({ headers: { 'user-agent': 'crawler/1', 'x-token': 't' } })))
-          .body,
+        (
+          await fetcher.get(`${origin}/headers`, options({ headers: { 'user-agent': 'crawler/1', 'x-token': 't' } }))
+        ).body.toString(),
       );
       expect(sent).toMatchObject({ 'user-agent': 'crawler/1', 'x-token': 't' });
     } finally {
@@ -82,11 +108,58 @@ describe('PageFetcher', () => {
     const fetcher = new PageFetcher(2);
     try {
       const page = await fetcher.get(`${origin}/hop1`, options());
-      expect(page).toMatchObject({ status: 200, url: `${origin}/plain?via=hop2`, body: TEXT });
-      expect((await rejection(fetcher.get(`${origin}/loop`, options()))) as Error).toHaveProperty(
-        'message',
-        'more than 20 redirects',
+      expect(page).toMatchObject({ status: 200, url: `${origin}/plain?via=hop2` });
+      expect(page.redirects).toEqual([`${origin}/hop1`, `${origin}/hop2`]);
+      expect(page.body.toString()).toBe(TEXT);
+      const loop = await rejection(fetcher.get(`${origin}/loop`, options()));
+      expect(loop).toBeInstanceOf(FetchFailure);
+      expect(loop).toMatchObject({ reason: 'redirect_loop' });
+    } finally {
+      fetcher.close();
+    }
+  });
+
+  it('refuses a body over the limit: by its Content-Length, while it streams, and after decoding a bomb', async () => {
+    const fetcher = new PageFetcher(2);
+    try {
+      for (const path of ['big-declared', 'big-chunked', 'bomb']) {
+        const failure = await rejection(fetcher.get(`${origin}/${path}`, options()));
+        expect(failure).toBeInstanceOf(FetchFailure);
+        expect(failure).toMatchObject({ reason: 'too_large' });
+        expect((failure as Error).message).toMatch(/over the crawler's limit of 1 MB/);
+      }
+      expect(BOMB.length).toBeLessThan(MB);
+      // The connection pool still serves.
+      expect((await fetcher.get(`${origin}/plain`, options())).body.toString()).toBe(TEXT);
+    } finally {
+      fetcher.close();
+    }
+  });
+
+  it('asks before each redirect and stops a chain after ten', async () => {
+    const fetcher = new PageFetcher(2);
+    const asked: string[] = [];
+    try {
+      const refused = await rejection(
+        fetcher.get(
+          `${origin}/away`,
+          options({
+            follow: (url) => {
+              asked.push(url.href);
+              return url.hostname === '127.0.0.1' ? undefined : 'external_link';
+            },
+          }),
+        ),
       );
+      expect(refused).toBeInstanceOf(RedirectRefused);
+      expect(refused).toMatchObject({
+        from: `${origin}/away`,
+        to: 'http://127.0.0.2:9/secret',
+        reason: 'external_link',
+      });
+      expect(asked).toEqual(['http://127.0.0.2:9/secret']);
+      const chain = await rejection(fetcher.get(`${origin}/chain/0`, options()));
+      expect(chain).toMatchObject({ reason: 'too_many_redirects', message: 'more than 10 redirects' });
     } finally {
       fetcher.close();
     }
@@ -95,7 +168,9 @@ describe('PageFetcher', () => {
   it('gives an error status as a page that is not ok', async () => {
     const fetcher = new PageFetcher(2);
     try {
-      expect(await fetcher.get(`${origin}/missing`, options())).toMatchObject({ status: 404, ok: false, body: 'nope' });
+      const page = await fetcher.get(`${origin}/missing`, options());
+      expect(page).toMatchObject({ status: 404, ok: false });
+      expect(page.body.toString()).toBe('nope');
     } finally {
       fetcher.close();
     }

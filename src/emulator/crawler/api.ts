@@ -9,7 +9,7 @@ import { CRAWL_OPTION_NAMES, crawlConfigSchema, REFRESH_INTERVAL_RANGE } from '.
 import { toConfigIssues } from '../../internal/issues.js';
 import { isRefusal, type Refusal, readJson, refusal, sendError, sendJson } from '../http.js';
 import { har, warc } from './artifacts.js';
-import { EmulatedCrawl } from './crawl.js';
+import { CRAWL_LIMITS_DEFAULTS, type CrawlLimits, EmulatedCrawl } from './crawl.js';
 import { DeliveryQueue, type DeliveryRecord, type EmulatorWebhook } from './deliveries.js';
 import { batch, contents, urlListing } from './listing.js';
 import { RefreshScheduler } from './scheduler.js';
@@ -23,6 +23,8 @@ export interface CrawlerApiOptions {
   now?: (() => number) | undefined;
   /** The emulator's own address, for the links its answers hold. */
   apiUrl: () => string;
+  /** The emulator's bounds on every crawl. @default CRAWL_LIMITS_DEFAULTS */
+  limits?: CrawlLimits | undefined;
 }
 
 /** The crawler half of the emulator. */
@@ -200,6 +202,7 @@ export class CrawlerApi {
     }
     const crawl = new EmulatedCrawl(parsed.data, key, {
       now: this.now,
+      limits: this.options.limits ?? CRAWL_LIMITS_DEFAULTS,
       emit: (c, event, data) => this.queue.emit(c, event, data),
     });
     this.crawls.set(crawl.uuid, crawl);

@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { z } from 'zod';
-import type { crawlConfigSchema } from '../../crawler/schema.js';
+import type { ContentFormat, crawlConfigSchema } from '../../crawler/schema.js';
 import type { CrawlerEvent } from '../../webhooks/constants.js';
+import type { BodyKind } from './decode.js';
 import { CrawlRun } from './run.js';
 import { SearchIndex } from './search.js';
 
@@ -18,7 +19,20 @@ export interface PageRecord {
   depth: number;
   http_status?: number;
   title?: string;
+  /** The decoded HTML of an HTML page. */
   html?: string;
+  /** The decoded text of a text page (text/plain, text/markdown…). */
+  text?: string;
+  /** What the crawler made of the body: HTML and text are converted and indexed, the rest not. */
+  kind?: BodyKind;
+  /** The encoding the text was decoded with. */
+  encoding?: string;
+  /** The body's size in bytes, decoded. */
+  size?: number;
+  /** Where a redirect pointed, for a URL skipped as `redirected` (or refused out of scope). */
+  redirect_to?: string;
+  /** Each format, converted once on first use and kept. */
+  formats?: Partial<Record<ContentFormat, string>>;
   hash?: string;
   /** What went wrong, beside the one-word `reason`. */
   error?: string;
@@ -29,10 +43,22 @@ export interface PageRecord {
   extracted?: Record<string, unknown>;
 }
 
+/** The emulator's own bounds on every crawl. */
+export interface CrawlLimits {
+  /** The most bytes of one response, on the wire and after decoding; a larger one fails as `too_large`. */
+  maxResponseBytes: number;
+  /** The pages a crawl without `page_limit` (or with 0) visits at most; it then stops with `page_limit`. */
+  pageLimit: number;
+}
+
+/** @default */
+export const CRAWL_LIMITS_DEFAULTS: CrawlLimits = { maxResponseBytes: 10 * 1024 * 1024, pageLimit: 10_000 };
+
 /** The crawler's side of the emulator: how it reaches sites, tells time and delivers events. */
 export interface CrawlHost {
   now(): number;
   emit(crawl: EmulatedCrawl, event: CrawlerEvent, data: Record<string, unknown>): void;
+  readonly limits: CrawlLimits;
 }
 
 export type Parsed = z.output<typeof crawlConfigSchema>;

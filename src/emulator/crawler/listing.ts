@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CONTENT_FORMATS, type ContentFormat } from '../../crawler/schema.js';
 import { isRefusal, type Refusal, readBody, refusal } from '../http.js';
 import type { EmulatedCrawl, PageRecord } from './crawl.js';
-import { format } from './formats.js';
+import { contentOf } from './formats.js';
 
 const URL_STATUSES = ['visited', 'pending', 'failed', 'skipped'] as const;
 /** Content type of each format, in plain mode and in batch parts (D10). */
@@ -51,8 +51,8 @@ function askedFormats(url: URL, fallback: readonly ContentFormat[]): readonly Co
 }
 
 /** A visited page's content in one format, or null where the crawl did not keep it. */
-function contentOf(crawl: EmulatedCrawl, page: PageRecord, f: ContentFormat): string | null {
-  return page.status === 'visited' && page.html !== undefined && kept(crawl).includes(f) ? format(page.html, f) : null;
+function keptContent(crawl: EmulatedCrawl, page: PageRecord, f: ContentFormat): string | null {
+  return kept(crawl).includes(f) ? contentOf(page, f) : null;
 }
 
 /**
@@ -109,7 +109,7 @@ export function contents(res: ServerResponse, crawl: EmulatedCrawl, url: URL, ap
   const map: Record<string, Record<string, string | null>> = {};
   for (const p of slice) {
     const content: Record<string, string | null> = {};
-    for (const f of formats) content[f] = contentOf(crawl, p, f);
+    for (const f of formats) content[f] = keptContent(crawl, p, f);
     if (p.extracted) content.extracted_data = JSON.stringify(p.extracted);
     map[p.url] = content;
   }
@@ -144,7 +144,7 @@ function plain(res: ServerResponse, crawl: EmulatedCrawl, url: URL): Refusal | u
   }
   const f = formats[0] as ContentFormat;
   const page = crawl.pages.get(target);
-  const text = page ? contentOf(crawl, page, f) : null;
+  const text = page ? keptContent(crawl, page, f) : null;
   if (text === null) {
     return refusal(
       404,
@@ -192,7 +192,7 @@ export async function batch(
     const page = crawl.pages.get(u);
     if (!page) continue;
     for (const f of formats) {
-      const text = contentOf(crawl, page, f);
+      const text = keptContent(crawl, page, f);
       if (text === null) continue;
       parts.push(
         `--${boundary}\r\nContent-Type: ${FORMAT_TYPES[f]}; charset=utf-8\r\nContent-Location: ${u}\r\n\r\n${text}\r\n`,

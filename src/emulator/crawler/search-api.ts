@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorBody, isRefusal, type Refusal, refusal } from '../http.js';
 import type { EmulatedCrawl } from './crawl.js';
-import { best, type Hit, tokens } from './search.js';
+import { best, corpusOf, type Hit, tokens } from './search.js';
 
 const MAX_CRAWLS = 10;
 const MODES = ['fts', 'vector', 'hybrid'];
@@ -115,8 +115,10 @@ function keep(hit: ScoredHit, filters: Record<string, unknown>): boolean {
 }
 
 function hits(picked: Picked, query: string, upTo: number, filters: Record<string, unknown>): ScoredHit[] {
+  // One corpus for all the crawls searched: their scores compare.
+  const corpus = corpusOf(picked.ok.map((crawl) => crawl.index));
   return picked.ok
-    .flatMap((crawl) => crawl.index.search(query, upTo).map((h) => ({ ...h, crawl })))
+    .flatMap((crawl) => crawl.index.search(query, upTo, corpus).map((h) => ({ ...h, crawl })))
     .filter((h) => keep(h, filters))
     .sort((a, b) => b.score - a.score);
 }

@@ -1,4 +1,9 @@
-/** A BM25 index over the pages of one crawl, with passages for the prompt answer. */
+/**
+ * BM25 over the pages of crawls, with passages for snippets and the prompt answer. Each crawl
+ * keeps its own index; a search over several scores every page with the statistics of all of
+ * them together (document count, document frequencies, average length), so that scores are
+ * those of one index over the union and compare across crawls.
+ */
 
 const WORD = /[\p{L}\p{N}]+/gu;
 // A light stemmer: plural and third-person s, so "costs" finds "cost" and "subscriptions" "subscription".
@@ -21,78 +26,118 @@ export interface Hit {
   snippet: string;
 }
 
-export class SearchIndex {
-  private readonly docs = new Map<string, Doc>();
-  private readonly df = new Map<string, number>();
-  private totalLength = 0;
+/** The statistics BM25 scores with: those of one index, or of several summed. */
+export interface Corpus {
+  docs: number;
+  totalLength: number;
+  df(term: string): number;
+}
+
+export class SearchIndex implements Corpus {
+  private readonly byUrl = new Map<string, Doc>();
+  private readonly frequencies = new Map<string, number>();
+  totalLength = 0;
 
   get size(): number {
-    return this.docs.size;
+    return this.byUrl.size;
+  }
+
+  get docs(): number {
+    return this.byUrl.size;
+  }
+
+  df(term: string): number {
+    return this.frequencies.get(term) ?? 0;
   }
 
   /** Add or replace a page; gives whether its text changed. */
   put(url: string, title: string, text: string): boolean {
-    const old = this.docs.get(url);
+    const old = this.byUrl.get(url);
     if (old && old.text === text && old.title === title) return false;
     if (old) this.remove(url);
     const terms = new Map<string, number>();
     const words = tokens(`${title} ${text}`);
     for (const t of words) terms.set(t, (terms.get(t) ?? 0) + 1);
-    for (const t of terms.keys()) this.df.set(t, (this.df.get(t) ?? 0) + 1);
-    this.docs.set(url, { url, title, text, length: words.length, terms });
+    for (const t of terms.keys()) this.frequencies.set(t, this.df(t) + 1);
+    this.byUrl.set(url, { url, title, text, length: words.length, terms });
     this.totalLength += words.length;
     return true;
   }
 
   remove(url: string): void {
-    const doc = this.docs.get(url);
+    const doc = this.byUrl.get(url);
     if (!doc) return;
-    for (const t of doc.terms.keys()) this.df.set(t, (this.df.get(t) ?? 1) - 1);
+    for (const t of doc.terms.keys()) this.frequencies.set(t, this.df(t) - 1);
     this.totalLength -= doc.length;
-    this.docs.delete(url);
+    this.byUrl.delete(url);
   }
 
-  /** BM25 (k1 1.2, b 0.75), best first. */
-  search(query: string, limit = 10): Hit[] {
+  /** BM25 (k1 1.2, b 0.75) with the statistics of `corpus` (this index alone by default), best first. */
+  search(query: string, limit = 10, corpus: Corpus = this): Hit[] {
     const q = [...new Set(tokens(query))];
-    const n = this.docs.size;
+    const n = corpus.docs;
     if (n === 0 || q.length === 0) return [];
-    const avg = this.totalLength / n || 1;
+    const avg = corpus.totalLength / n || 1;
+    const idf = new Map(q.map((t) => [t, Math.log(1 + (n - corpus.df(t) + 0.5) / (corpus.df(t) + 0.5))]));
     const hits: Hit[] = [];
-    for (const doc of this.docs.values()) {
+    for (const doc of this.byUrl.values()) {
       let score = 0;
       for (const t of q) {
         const f = doc.terms.get(t);
         if (!f) continue;
-        const df = this.df.get(t) ?? 0;
-        const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-        score += (idf * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * doc.length) / avg));
+        score += ((idf.get(t) ?? 0) * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * doc.length) / avg));
       }
       if (score > 0)
-        hits.push({ url: doc.url, title: doc.title, score: Number(score.toFixed(4)), snippet: best(doc.text, q) });
+        hits.push({ url: doc.url, title: doc.title, score: Number(score.toFixed(4)), snippet: passage(doc.text, idf) });
     }
     return hits.sort((a, b) => b.score - a.score || a.url.localeCompare(b.url)).slice(0, limit);
   }
 }
 
-/** The sentence of `text` that holds the most query terms. */
-export function best(text: string, query: readonly string[]): string {
+/** The statistics of several indexes together: what one index over all their pages would have. */
+export function corpusOf(indexes: readonly SearchIndex[]): Corpus {
+  return {
+    docs: indexes.reduce((n, i) => n + i.docs, 0),
+    totalLength: indexes.reduce((n, i) => n + i.totalLength, 0),
+    df: (term) => indexes.reduce((n, i) => n + i.df(term), 0),
+  };
+}
+
+const PASSAGE_CHARS = 300;
+
+/**
+ * The best passage of `text` for a query: the run of consecutive sentences, at most about 300
+ * characters (`maxChars`; 0 for one sentence), that holds the most query weight: each term by
+ * its idf, repeats counted with diminishing returns (1 + ln n); the earliest on a tie.
+ */
+export function passage(text: string, weights: ReadonlyMap<string, number>, maxChars = PASSAGE_CHARS): string {
   const sentences = text
     .split(/(?<=[.!?])\s+|\n+/)
-    .map((s) => s.trim())
+    .map((s) => s.replace(/\s+/g, ' ').trim())
     .filter(Boolean);
-  let top = sentences[0] ?? '';
-  let topScore = -1;
-  for (const s of sentences) {
-    const words = new Set(tokens(s));
-    // Longer terms are rarer and say more: a cheap stand-in for their weight.
-    const score = query.filter((t) => words.has(t)).reduce((sum, t) => sum + t.length, 0);
-    if (score > topScore) {
-      top = s;
-      topScore = score;
+  const terms = sentences.map((s) => tokens(s).filter((t) => weights.has(t)));
+  let top = { from: 0, to: 0, score: -1 };
+  for (let from = 0; from < sentences.length; from++) {
+    // A passage starts and ends on a sentence that holds a query term (the first sentence when none does).
+    if (!terms[from]?.length) continue;
+    const counts = new Map<string, number>();
+    let length = 0;
+    for (let to = from; to < sentences.length; to++) {
+      length += (sentences[to]?.length ?? 0) + (to > from ? 1 : 0);
+      if (to > from && length > maxChars) break;
+      for (const t of terms[to] ?? []) counts.set(t, (counts.get(t) ?? 0) + 1);
+      let score = 0;
+      for (const [t, n] of counts) score += (weights.get(t) ?? 0) * (1 + Math.log(n));
+      if (score > top.score && terms[to]?.length) top = { from, to, score };
     }
   }
-  return top.length > 300 ? `${top.slice(0, 297)}...` : top;
+  const chosen = sentences.slice(top.from, top.to + 1).join(' ');
+  return chosen.length > PASSAGE_CHARS ? `${chosen.slice(0, PASSAGE_CHARS - 3)}...` : chosen;
+}
+
+/** The sentence of `text` that holds the most query terms (longer terms weigh more). */
+export function best(text: string, query: readonly string[]): string {
+  return passage(text, new Map(query.map((t) => [t, t.length])), 0);
 }
 
 export { tokens };
