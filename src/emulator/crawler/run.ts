@@ -443,7 +443,7 @@ export class CrawlRun {
       } else record.text = text;
     }
     record.title = page?.title ?? '';
-    if (page && c.extraction_rules) record.extracted = extract(page.document, c.extraction_rules);
+    if (page && c.extraction_rules) record.extracted = extract(record.html ?? '', c.extraction_rules);
     const directives = pageDirectives(
       [...(page?.robots ?? []), ...(res.headers['x-robots-tag'] ? [res.headers['x-robots-tag']] : [])],
       this.product,
