@@ -1,4 +1,9 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { connectPlaywright } from '../../src/connect/playwright.js';
 import type { CloudBrowserSession } from '../../src/connect/session.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import {
@@ -180,4 +185,27 @@ describe('server-side validation', () => {
     expect(isBadRequestError(error)).toBe(true);
     expect((error as Error).message).toContain('`timeout` must be at most 1800');
   });
+});
+
+describe('a Playwright script that ends with browser.close()', () => {
+  it('exits by itself, and its session ends with 1000, not 1011', async () => {
+    const run = promisify(execFile)(process.execPath, ['--import', 'tsx', 'test/fixtures/close-and-exit.ts'], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      env: { ...process.env, CLOUD_BROWSER_URL: emulator.browserUrl, CLOUD_API_KEY: API_KEY, SITE: site.url },
+      // A relay left listening keeps the process alive: it would be killed here, and fail.
+      timeout: 60_000,
+    });
+    const { stdout } = await run;
+    expect(stdout).toBe('title: Hello from the site\nclosed: 1000\n');
+  }, 90_000);
+
+  it('leaves no listening relay and no socket behind in the process', async () => {
+    const before = netHandles();
+    const session = await connectPlaywright(chromium, { browser_url: emulator.browserUrl, api_key: API_KEY });
+    expect(netHandles().servers).toBe(before.servers + 1);
+    await session.browser.close();
+    expect((await session.closed).closeCode).toBe(1000);
+    const after = await eventually(netHandles, (h) => h.servers === before.servers && h.sockets <= before.sockets);
+    expect(after.servers).toBe(before.servers);
+  }, 60_000);
 });
