@@ -219,6 +219,9 @@ export function openCloudSocket(url: URL, options: OpenSocketOptions = {}): Prom
       handshakeTimeout: timeout,
       followRedirects: false,
       skipUTF8Validation: true,
+      // One message a tick, as a browser's WebSocket and Puppeteer's own transport deliver them:
+      // with several in one tick, Puppeteer answers a binding called while a page loads too late.
+      allowSynchronousEvents: false,
     });
     const fail = (error: unknown) => {
       if (settled) return;

@@ -239,10 +239,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     if (rest.handle(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://emulator');
     if (req.method === 'GET' && url.pathname === '/emulator/sessions') {
+      // The key's own sessions only, and only for a key: a local process without it learns nothing.
+      const key = url.searchParams.get('key');
+      if (!key || !apiKeys.has(key)) {
+        const why = key ? 'the API key is not valid' : 'the API key is missing: pass ?key=';
+        sendJson(res, 401, errorBody(401, 'ERR::AUTH::INVALID_KEY', why));
+        return;
+      }
       sendJson(
         res,
         200,
-        [...sessions.values()].map((s) => s.info()),
+        [...sessions.values()].filter((s) => s.options.api_key === key).map((s) => s.info()),
       );
       return;
     }

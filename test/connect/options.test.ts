@@ -201,8 +201,16 @@ describe('the emulator records what each session received', () => {
     open.push(session);
     const mine = emulator.sessions().find((s) => s.runId === session.runId);
     expect(mine?.options).toMatchObject({ api_key: '***', vnc_password: '***', country: 'fr', solve_captcha: true });
-    const listed = (await (await fetch(`${emulator.apiUrl}/emulator/sessions`)).json()) as { runId: string }[];
+    const listed = (await (await fetch(`${emulator.apiUrl}/emulator/sessions?key=${emulator.apiKey}`)).json()) as {
+      runId: string;
+    }[];
     const text = JSON.stringify(listed);
+    // Without the key, or with a wrong one, nothing is listed.
+    for (const query of ['', '?key=wrong']) {
+      const refused = await fetch(`${emulator.apiUrl}/emulator/sessions${query}`);
+      expect(refused.status).toBe(401);
+      expect(await refused.text()).not.toContain(session.runId);
+    }
     expect(listed.map((s) => s.runId)).toContain(session.runId);
     expect(text).not.toContain(emulator.apiKey);
     expect(text).not.toContain('vnc-secret-99');

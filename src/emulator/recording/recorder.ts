@@ -11,6 +11,9 @@ import { type LaunchedChromium, launchChromium } from '../chromium.js';
 import type { Frame } from '../vnc/tight.js';
 import { withDuration } from './webm.js';
 
+/** The least a recording lasts, so that the encoder gives at least one chunk. */
+const MIN_RECORDING_MS = 1000;
+
 /** Frames a second the canvas is painted (the newest picture, again if nothing changed). */
 const FPS = 10;
 /** How often the encoder hands its output over, ms. */
@@ -113,6 +116,9 @@ export class Recording {
   private frames = 0;
   private drawing = false;
   private next: Frame | undefined;
+  /** The newest picture drawn, and when the first was: a short session is held to MIN_RECORDING_MS. */
+  private last: Frame | undefined;
+  private firstDrawnAt: number | undefined;
   private done: ((duration: number) => void) | undefined;
   private readonly finished: Promise<number>;
   private stopped = false;
@@ -172,7 +178,11 @@ export class Recording {
           { expression: `__draw(${JSON.stringify(frame.jpeg.toString('base64'))})`, awaitPromise: true },
           this.sessionId,
         )
-        .then(() => this.frames++)
+        .then(() => {
+          this.frames++;
+          this.last = frame;
+          this.firstDrawnAt ??= Date.now();
+        })
         .catch(() => {});
     }
     this.drawing = false;
@@ -186,6 +196,14 @@ export class Recording {
 
   /** Stop, and write the finished file (header with its duration, then the rest). */
   async finish(): Promise<RecordingMetadata> {
+    // A session shorter than the encoder's first chunk (the recorder's Chromium may have started
+    // late, on a busy machine) would leave an empty file: keep showing its last picture until
+    // MIN_RECORDING_MS have been recorded.
+    while (this.drawing) await new Promise((r) => setTimeout(r, 10));
+    while (this.last && this.firstDrawnAt !== undefined && Date.now() - this.firstDrawnAt < MIN_RECORDING_MS) {
+      this.frame(this.last);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     this.stopped = true;
     while (this.drawing) await new Promise((r) => setTimeout(r, 10));
     await this.control.send('Runtime.evaluate', { expression: '__stop()' }, this.sessionId);
