@@ -4,7 +4,7 @@
  */
 import type { BrowserUrlOptions, JoinTarget } from '../session/url.js';
 import { startRelay } from './relay.js';
-import { type CloudBrowserSession, type ConnectOptions, establish } from './session.js';
+import { type CloudBrowserSession, CONNECT_DEFAULTS, type ConnectOptions, establish } from './session.js';
 
 /** The part of Playwright's `BrowserType` we use: `chromium` from playwright, playwright-core or @playwright/test. */
 export interface PlaywrightChromium<B extends PlaywrightBrowserLike> {
@@ -46,7 +46,8 @@ export async function connectPlaywright<B extends PlaywrightBrowserLike>(
   return establish(options, connect, 'Playwright', (opened) => {
     const relay = startRelay(opened.socket);
     return {
-      connect: async () => chromium.connectOverCDP((await relay).url, { timeout: connect.timeout ?? 30_000 }),
+      connect: async () =>
+        chromium.connectOverCDP((await relay).url, { timeout: connect.timeout ?? CONNECT_DEFAULTS.timeout }),
       cleanup: async (browser) => {
         const closing = released(browser);
         await (await relay).close();

@@ -7,12 +7,16 @@ import {
   type SessionClosedError,
   TimeoutError,
 } from '../errors.js';
+import { numberIssues } from '../internal/knobs.js';
 import { redact } from '../internal/redact.js';
 import { sleep } from '../internal/sleep.js';
 import { projectSalt } from '../session/salt.js';
 import { type BrowserUrlOptions, browserUrlOf, type JoinTarget } from '../session/url.js';
 import { type VncCredentials, vncCredentials } from '../session/vnc.js';
 import { type CloudSocket, openCloudSocket, RESERVED_CDP_ID } from './socket.js';
+
+/** The defaults of {@link ConnectOptions}. */
+export const CONNECT_DEFAULTS = { timeout: 30_000, keepAlive: 30, retries: 0 } as const;
 
 /** How to connect, besides the session options. */
 export interface ConnectOptions {
@@ -94,8 +98,14 @@ export async function establish<B>(
   library: string,
   start: (opened: OpenedSession) => { connect: () => Promise<B>; cleanup: (browser?: B) => Promise<void> },
 ): Promise<CloudBrowserSession<B>> {
+  const issues = numberIssues({
+    timeout: [connect.timeout, { min: 1, max: 600_000, unit: 'milliseconds' }],
+    keepAlive: [connect.keepAlive, { min: 0, max: 3600, integer: false, unit: 'seconds' }],
+    retries: [connect.retries, { min: 0, max: 10, unit: 'retries' }],
+  });
+  if (issues.length > 0) throw new ConfigError('connect options', issues);
   const url = browserUrlOf(options);
-  const retries = connect.retries ?? 0;
+  const retries = connect.retries ?? CONNECT_DEFAULTS.retries;
   for (let attempt = 0; ; attempt++) {
     try {
       const opened = await openSession(url, connect);
@@ -106,7 +116,7 @@ export async function establish<B>(
         parts.connect,
         parts.cleanup,
         connect.signal,
-        connect.timeout ?? 30_000,
+        connect.timeout ?? CONNECT_DEFAULTS.timeout,
       );
       return makeSession(opened, browser, () => parts.cleanup(browser));
     } catch (error) {

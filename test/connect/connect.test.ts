@@ -9,6 +9,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import {
   isAuthenticationError,
   isBadRequestError,
+  isConfigError,
   isServiceError,
   isSessionClosedError,
   projectSalt,
@@ -208,4 +209,21 @@ describe('a Playwright script that ends with browser.close()', () => {
     const after = await eventually(netHandles, (h) => h.servers === before.servers && h.sockets <= before.sockets);
     expect(after.servers).toBe(before.servers);
   }, 60_000);
+});
+
+describe('connect options', () => {
+  it.each([
+    [{ retries: Number.NaN }, '`retries` must be a whole number of retries, from 0 to 10 (got NaN)'],
+    [{ retries: -1 }, '`retries` must be a whole number of retries, from 0 to 10 (got -1)'],
+    [{ timeout: Number.POSITIVE_INFINITY }, '`timeout` must be a whole number of milliseconds, from 1 to 600000'],
+    [{ keepAlive: 1e9 }, '`keepAlive` must be a number of seconds, from 0 to 3600 (got 1000000000)'],
+  ])('refuses %j before opening anything, naming the option', async (connectOptions, message) => {
+    const before = emulator.sessions().length;
+    const error = await rejection(
+      connectPlaywright(chromium, { browser_url: emulator.browserUrl, api_key: API_KEY }, connectOptions),
+    );
+    expect(isConfigError(error)).toBe(true);
+    expect((error as Error).message).toContain(message);
+    expect(emulator.sessions()).toHaveLength(before);
+  });
 });
