@@ -24,7 +24,7 @@ export interface Relay {
  * close frame: its process ended) are a normal end, 1000; other codes a peer may not send in a
  * close frame are reported as 1011.
  */
-export function sendableCode(code: number): number {
+function sendableCode(code: number): number {
   if (code === 1005 || code === 1006) return 1000;
   return code === 1000 ||
     (code >= 1001 && code <= 1003) ||

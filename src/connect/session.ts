@@ -13,10 +13,9 @@ import { sleep } from '../internal/sleep.js';
 import { projectSalt } from '../session/salt.js';
 import { type BrowserUrlOptions, browserUrlOf, type JoinTarget } from '../session/url.js';
 import { type VncCredentials, vncCredentials } from '../session/vnc.js';
-import { type CloudSocket, openCloudSocket, RESERVED_CDP_ID } from './socket.js';
+import { type CloudSocket, CONNECT_DEFAULTS, openCloudSocket, RESERVED_CDP_ID } from './socket.js';
 
-/** The defaults of {@link ConnectOptions}. */
-export const CONNECT_DEFAULTS = { timeout: 30_000, keepAlive: 30, retries: 0 } as const;
+export { CONNECT_DEFAULTS } from './socket.js';
 
 /** How to connect, besides the session options. */
 export interface ConnectOptions {

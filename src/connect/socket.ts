@@ -43,6 +43,9 @@ function closeStatus(code: number): number {
   return 500;
 }
 
+/** The defaults of the connect options (`ConnectOptions`). */
+export const CONNECT_DEFAULTS = { timeout: 30_000, keepAlive: 30, retries: 0 } as const;
+
 /** Options of {@link openCloudSocket}. */
 export interface OpenSocketOptions {
   /** Milliseconds for the handshake. @default 30000 */
@@ -204,7 +207,7 @@ async function readBody(res: import('node:http').IncomingMessage, limit = 65536)
  * No message names the URL's query.
  */
 export function openCloudSocket(url: URL, options: OpenSocketOptions = {}): Promise<CloudSocket> {
-  const timeout = options.timeout ?? 30_000;
+  const timeout = options.timeout ?? CONNECT_DEFAULTS.timeout;
   const where = redactUrl(`${url.protocol}//${url.host}${url.pathname}`);
   return new Promise<CloudSocket>((resolve, reject) => {
     if (options.signal?.aborted) {
@@ -265,7 +268,7 @@ export function openCloudSocket(url: URL, options: OpenSocketOptions = {}): Prom
       options.signal?.removeEventListener('abort', onAbort);
       socket.removeAllListeners('close');
       socket.removeAllListeners('error');
-      resolve(new CloudSocket(socket, headers, options.keepAlive ?? 30));
+      resolve(new CloudSocket(socket, headers, options.keepAlive ?? CONNECT_DEFAULTS.keepAlive));
     });
   });
 }

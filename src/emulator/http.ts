@@ -45,6 +45,14 @@ export function refusal(status: number, code: string, message: string, extra: Re
   return { status, code, message, extra };
 }
 
+/** The accepted API key in `?key=` of `url`, or the 401 refusal of a missing or unknown one. */
+export function keyOf(url: URL, apiKeys: ReadonlySet<string>): string | Refusal {
+  const key = url.searchParams.get('key');
+  if (key && apiKeys.has(key)) return key;
+  const why = key ? 'the API key is not valid' : 'the API key is missing: pass it as the `key` query parameter';
+  return refusal(401, 'ERR::AUTH::INVALID_KEY', why);
+}
+
 /** Whether a value is a {@link Refusal}. */
 export function isRefusal(value: unknown): value is Refusal {
   return typeof value === 'object' && value !== null && 'code' in value && 'status' in value && 'extra' in value;

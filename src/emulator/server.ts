@@ -16,7 +16,7 @@ import { CrawlerApi } from './crawler/api.js';
 import { CRAWL_LIMITS_DEFAULTS, type CrawlLimits } from './crawler/crawl.js';
 import type { DeliveryRecord, EmulatorWebhook } from './crawler/deliveries.js';
 import { Dashboard } from './dashboard/routes.js';
-import { errorBody, isRefusal, type Refusal, refusal, refuseUpgrade, sendJson } from './http.js';
+import { errorBody, isRefusal, keyOf, type Refusal, refusal, refuseUpgrade, sendError, sendJson } from './http.js';
 import { RecordingStore } from './recording/store.js';
 import { EmulatedSession, type EmulatorSessionInfo } from './session.js';
 import { type RfbSecurity, startVncTcpServer } from './vnc/index.js';
@@ -240,12 +240,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     const url = new URL(req.url ?? '/', 'http://emulator');
     if (req.method === 'GET' && url.pathname === '/emulator/sessions') {
       // The key's own sessions only, and only for a key: a local process without it learns nothing.
-      const key = url.searchParams.get('key');
-      if (!key || !apiKeys.has(key)) {
-        const why = key ? 'the API key is not valid' : 'the API key is missing: pass ?key=';
-        sendJson(res, 401, errorBody(401, 'ERR::AUTH::INVALID_KEY', why));
-        return;
-      }
+      const key = keyOf(url, apiKeys);
+      if (isRefusal(key)) return sendError(res, key);
       sendJson(
         res,
         200,

@@ -101,7 +101,7 @@ describe('a crawl of a site of traps', () => {
     expect(site.count('/calendar')).toBeGreaterThan(2);
     expect(site.count('/calendar')).toBeLessThan(50);
     expect(site.count('/frag')).toBe(1);
-    expect(site.count('/variant') + site.count('/%76ariant') + site.count('/VARIANT')).toBe(1);
+    expect(site.count('/variant') + site.count('/%76ariant')).toBe(1);
     expect(site.count('/pct')).toBe(1);
     // Each site request is one page of the listing: nothing was fetched twice.
     for (const [path, n] of site.hits)

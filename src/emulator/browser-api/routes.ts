@@ -5,7 +5,17 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParsedBrowserUrl } from '../../session/url.js';
-import { isRefusal, type Refusal, readBody, readJson, refusal, sendError, sendFileRange, sendJson } from '../http.js';
+import {
+  isRefusal,
+  keyOf,
+  type Refusal,
+  readBody,
+  readJson,
+  refusal,
+  sendError,
+  sendFileRange,
+  sendJson,
+} from '../http.js';
 import type { RecordingStore } from '../recording/store.js';
 import type { EmulatedSession } from '../session.js';
 import type { ExtensionStore } from './extensions.js';
@@ -43,13 +53,10 @@ export class BrowserRestApi {
     const url = new URL(req.url ?? '/', 'http://emulator');
     if (!PREFIXES.some((p) => url.pathname === p || url.pathname.startsWith(p.endsWith('/') ? p : `${p}/`)))
       return false;
-    const key = url.searchParams.get('key');
-    if (!key || !this.options.apiKeys.has(key)) {
+    const key = keyOf(url, this.options.apiKeys);
+    if (isRefusal(key)) {
       req.resume();
-      sendError(
-        res,
-        refusal(401, 'ERR::AUTH::INVALID_KEY', key ? 'the API key is not valid' : 'the API key is missing: pass ?key='),
-      );
+      sendError(res, key);
       return true;
     }
     void this.route(req, res, url, key)

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { CRAWL_OPTION_NAMES, crawlConfigSchema, REFRESH_INTERVAL_RANGE } from '../../crawler/schema.js';
 import { toConfigIssues } from '../../internal/issues.js';
-import { isRefusal, type Refusal, readJson, refusal, sendError, sendJson } from '../http.js';
+import { isRefusal, keyOf, type Refusal, readJson, refusal, sendError, sendJson } from '../http.js';
 import { har, warc } from './artifacts.js';
 import { CRAWL_LIMITS_DEFAULTS, type CrawlLimits, EmulatedCrawl } from './crawl.js';
 import { DeliveryQueue, type DeliveryRecord, type EmulatorWebhook } from './deliveries.js';
@@ -75,17 +75,10 @@ export class CrawlerApi {
   handle(req: IncomingMessage, res: ServerResponse): boolean {
     const url = new URL(req.url ?? '/', 'http://emulator');
     if (url.pathname !== '/crawl' && !url.pathname.startsWith('/crawl/')) return false;
-    const key = url.searchParams.get('key');
-    if (!key || !this.options.apiKeys.has(key)) {
+    const key = keyOf(url, this.options.apiKeys);
+    if (isRefusal(key)) {
       req.resume();
-      sendError(
-        res,
-        refusal(
-          401,
-          'ERR::AUTH::INVALID_KEY',
-          key ? 'the API key is not valid' : 'the API key is missing: pass it as the `key` query parameter',
-        ),
-      );
+      sendError(res, key);
       return true;
     }
     void this.route(req, res, url, key)

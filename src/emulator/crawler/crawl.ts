@@ -147,7 +147,7 @@ export class EmulatedCrawl {
     const status = { NONE: 'DISABLED', BUILDING: 'BUILDING', READY: 'READY', FAILED: 'FAILED' }[this.searchState];
     return {
       status,
-      documents: this.index.size,
+      documents: this.index.docs,
       built_at: this.searchBuiltAt === null ? null : new Date(this.searchBuiltAt).toISOString(),
       generation: this.searchGeneration,
     };

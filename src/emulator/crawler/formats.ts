@@ -21,8 +21,6 @@ export interface ParsedPage {
   title: string;
   /** Absolute, in document order. */
   links: { href: string; nofollow: boolean }[];
-  /** The URL relative links resolve against: `<base href>`, else the page's own. */
-  base: string;
   /** The contents of `<meta name="robots">`. */
   robots: string[];
 }
@@ -90,20 +88,33 @@ export function parsePage(html: string, url: string): ParsedPage {
     const href = resolve(link.href, against);
     if (href) links.push({ href, nofollow: link.nofollow });
   }
-  return { title: (title ?? '').replace(/\s+/g, ' ').trim(), links, base: against, robots };
+  return { title: (title ?? '').replace(/\s+/g, ' ').trim(), links, robots };
 }
 
-/** The `<loc>`s of a sitemap, and whether it is a sitemap index (its locs are sitemaps). */
+/** The `<loc>`s of a sitemap, and whether it is a sitemap index (its locs are sitemaps), read as XML. */
 export function sitemapLocs(xml: string): { index: boolean; locs: string[] } {
-  const index = /<sitemapindex[\s>]/i.test(xml);
-  const locs = [...xml.matchAll(/<loc>\s*(?:<!\[CDATA\[)?\s*([^<\]]+?)\s*(?:\]\]>)?\s*<\/loc>/gi)].map((m) =>
-    (m[1] ?? '')
-      .replace(/&amp;/g, '&')
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .replace(/&quot;/g, '"')
-      .replace(/&apos;/g, "'"),
+  const locs: string[] = [];
+  let index = false;
+  let loc: string | undefined;
+  const parser = new Parser(
+    {
+      onopentag(name) {
+        if (name === 'sitemapindex') index = true;
+        else if (name === 'loc') loc = '';
+      },
+      ontext(text) {
+        if (loc !== undefined) loc += text;
+      },
+      onclosetag(name) {
+        if (name === 'loc' && loc !== undefined) {
+          if (loc.trim()) locs.push(loc.trim());
+          loc = undefined;
+        }
+      },
+    },
+    { xmlMode: true, decodeEntities: true, recognizeCDATA: true },
   );
+  parser.end(xml);
   return { index, locs };
 }
 
@@ -139,7 +150,7 @@ const squash = (text: string | null | undefined) => (text ?? '').replace(/\s+/g,
  * The page's main content as HTML, led by its title as an `<h1>`: Readability's article, or
  * the body without its navigation when Readability finds none (a short page).
  */
-export function mainContent(html: string, url: string): { title: string; html: string } {
+function mainContent(html: string, url: string): { title: string; html: string } {
   const document = documentOf(html);
   const base = baseOf(document, url);
   tidy(document, base);
@@ -236,7 +247,7 @@ const TEXT_OPTIONS = {
 };
 
 /** The derived formats of a page, from its main content. */
-export type Converted = Record<Exclude<ContentFormat, 'html'>, string>;
+type Converted = Record<Exclude<ContentFormat, 'html'>, string>;
 
 /**
  * A page in every derived format: `clean_html` its main content, `markdown` that content as

@@ -358,6 +358,7 @@ export class CrawlRun {
       crawl.credits++;
       const res = await this.get(next.url, { follow: (to) => this.follow(to, next.depth) });
       const final = normaliseUrl(res.url)?.href ?? res.url;
+      this.seen.add(final);
       this.redirected(res.redirects, final, next.depth);
       const record: PageRecord = {
         url: final,
@@ -386,13 +387,15 @@ export class CrawlRun {
     return false;
   }
 
-  /** URLs that redirected on the way to `final`: recorded as such, and never fetched again. */
-  private redirected(redirects: readonly string[], final: string, depth: number): void {
-    this.seen.add(final);
+  /**
+   * URLs that redirected on the way to `target`: recorded as `redirected` and never fetched
+   * again; `except`, the URL queued, when it is recorded with a reason of its own.
+   */
+  private redirected(redirects: readonly string[], target: string, depth: number, except?: string): void {
     for (const from of redirects) {
       const href = normaliseUrl(from)?.href ?? from;
       this.seen.add(href);
-      if (href !== final) this.skip(href, depth, 'redirected', { redirect_to: final });
+      if (href !== target && href !== except) this.skip(href, depth, 'redirected', { redirect_to: target });
     }
   }
 
@@ -401,11 +404,7 @@ export class CrawlRun {
     const crawl = this.crawl;
     if (error instanceof RedirectRefused) {
       // Every hop on the way is a redirect too; the URL queued carries the refusal's reason.
-      for (const hop of error.redirects) {
-        const href = normaliseUrl(hop)?.href ?? hop;
-        this.seen.add(href);
-        if (href !== next.url) this.skip(href, next.depth, 'redirected', { redirect_to: error.to });
-      }
+      this.redirected(error.redirects, error.to, next.depth, next.url);
       this.skip(next.url, next.depth, error.reason, { redirect_to: error.to });
       return;
     }

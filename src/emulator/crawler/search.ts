@@ -38,10 +38,7 @@ export class SearchIndex implements Corpus {
   private readonly frequencies = new Map<string, number>();
   totalLength = 0;
 
-  get size(): number {
-    return this.byUrl.size;
-  }
-
+  /** How many pages the index holds. */
   get docs(): number {
     return this.byUrl.size;
   }
