@@ -1,16 +1,16 @@
 /** A small CDP client for the emulator's own control connection to each Chromium. */
-import WebSocket from 'ws';
+import type { CdpChannel, CdpPipe } from './cdp-pipe.js';
 
 type Handler = (params: Record<string, unknown>, sessionId: string | undefined) => void;
 
-/** One browser-level CDP connection (flat sessions). */
+/** One browser-level CDP client (flat sessions), on its own channel of the browser's pipe. */
 export class CdpClient {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private readonly handlers = new Map<string, Set<Handler>>();
 
-  private constructor(private readonly socket: WebSocket) {
-    socket.on('message', (data: Buffer) => {
+  private constructor(private readonly channel: CdpChannel) {
+    channel.onmessage = (data: Buffer) => {
       const msg = JSON.parse(data.toString('utf8')) as {
         id?: number;
         method?: string;
@@ -27,33 +27,28 @@ export class CdpClient {
       } else if (msg.method) {
         for (const h of this.handlers.get(msg.method) ?? []) h(msg.params ?? {}, msg.sessionId);
       }
-    });
-    socket.on('close', () => {
+    };
+    channel.onclose = () => {
       for (const p of this.pending.values()) p.reject(new Error('CDP connection closed'));
       this.pending.clear();
-    });
-    socket.on('error', () => {});
+    };
   }
 
-  /** Connect to a browser's CDP endpoint. */
-  static connect(url: string): Promise<CdpClient> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
-      socket.once('open', () => resolve(new CdpClient(socket)));
-      socket.once('error', reject);
-    });
+  /** A client of its own on the browser's pipe. */
+  static open(pipe: CdpPipe): CdpClient {
+    return new CdpClient(pipe.open());
   }
 
   /** Call a CDP method (on a flat session when `sessionId` is given). */
   send<T = unknown>(method: string, params: Record<string, unknown> = {}, sessionId?: string): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      if (this.socket.readyState !== WebSocket.OPEN) {
+      if (this.channel.closed) {
         reject(new Error('CDP connection closed'));
         return;
       }
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.socket.send(JSON.stringify(sessionId ? { id, method, params, sessionId } : { id, method, params }));
+      this.channel.send(JSON.stringify(sessionId ? { id, method, params, sessionId } : { id, method, params }));
     });
   }
 
@@ -66,6 +61,6 @@ export class CdpClient {
   }
 
   close(): void {
-    this.socket.terminate();
+    this.channel.close();
   }
 }

@@ -2,9 +2,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { CloudBrowserError } from '../errors.js';
+import { CdpPipe } from './cdp-pipe.js';
+import { folderPrefix, watchFolder, watchProcess } from './reaper.js';
 
 /** Where a system Chromium or Chrome usually lives. */
 const SYSTEM_BROWSERS = [
@@ -65,14 +66,12 @@ export const BASE_FLAGS = [
   '--disable-sync',
   '--disable-dev-shm-usage',
   '--disable-features=Translate,OptimizationHints,MediaRouter',
-  '--remote-debugging-address=127.0.0.1',
-  '--remote-debugging-port=0',
 ];
 
 /** A running Chromium. */
 export interface LaunchedChromium {
-  /** Its browser-level CDP WebSocket. */
-  readonly wsEndpoint: string;
+  /** Its DevTools, over the pipe only the emulator holds (no port on loopback). */
+  readonly pipe: CdpPipe;
   readonly pid: number;
   /** Its profile folder, removed when it exits. */
   readonly userDataDir: string;
@@ -82,22 +81,37 @@ export interface LaunchedChromium {
   kill(): Promise<void>;
 }
 
-/** Start Chromium with `args` (besides {@link BASE_FLAGS}) and wait for its DevTools endpoint. */
+/** Start Chromium with `args` (besides {@link BASE_FLAGS}), its DevTools on a pipe only we hold. */
 export async function launchChromium(
   executable: string,
   args: readonly string[],
   startUrl = 'about:blank',
 ): Promise<LaunchedChromium> {
-  const userDataDir = await mkdtemp(join(tmpdir(), 'cloud-browser-emulator-'));
-  const child: ChildProcess = spawn(executable, [...BASE_FLAGS, `--user-data-dir=${userDataDir}`, ...args, startUrl], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    detached: true,
+  const userDataDir = await mkdtemp(folderPrefix('emulator'));
+  const unwatchFolder = watchFolder(userDataDir);
+  // fd 3: the browser reads DevTools commands; fd 4: it writes answers and events.
+  const child: ChildProcess = spawn(
+    executable,
+    [...BASE_FLAGS, '--remote-debugging-pipe', `--user-data-dir=${userDataDir}`, ...args, startUrl],
+    { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true },
+  );
+  const unwatchProcess = child.pid === undefined ? () => {} : watchProcess(child.pid);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-2000);
   });
   const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => {
-      void rm(userDataDir, { recursive: true, force: true, maxRetries: 3 }).finally(resolve);
-    });
-    child.once('error', () => resolve());
+    const gone = () => {
+      unwatchProcess();
+      void rm(userDataDir, { recursive: true, force: true, maxRetries: 3 })
+        .catch(() => {})
+        .finally(() => {
+          unwatchFolder();
+          resolve();
+        });
+    };
+    child.once('exit', gone);
+    child.once('error', gone);
   });
   const kill = async () => {
     if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
@@ -110,31 +124,29 @@ export async function launchChromium(
     await exited;
   };
   try {
-    const wsEndpoint = await new Promise<string>((resolve, reject) => {
-      let text = '';
-      const timer = setTimeout(
-        () => reject(new BrowserLaunchError(`Chromium did not start within 30 s: ${text.slice(-500)}`)),
+    const pipe = new CdpPipe(child.stdio[3] as Writable, child.stdio[4] as Readable);
+    const failed = new Promise<never>((_, reject) => {
+      child.once('error', (error) =>
+        reject(new BrowserLaunchError(`could not start ${executable}: ${error.message}`, { cause: error })),
+      );
+      child.once('exit', (code) =>
+        reject(new BrowserLaunchError(`Chromium exited with code ${code} before it was ready: ${stderr.slice(-500)}`)),
+      );
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new BrowserLaunchError(`Chromium did not start within 30 s: ${stderr.slice(-500)}`)),
         30_000,
       );
-      child.stderr?.on('data', (chunk: Buffer) => {
-        text += chunk.toString('utf8');
-        const match = /DevTools listening on (ws:\/\/\S+)/.exec(text);
-        if (match?.[1]) {
-          clearTimeout(timer);
-          resolve(match[1]);
-        }
-      });
-      child.once('error', (error) => {
-        clearTimeout(timer);
-        reject(new BrowserLaunchError(`could not start ${executable}: ${error.message}`, { cause: error }));
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new BrowserLaunchError(`Chromium exited with code ${code} before it was ready: ${text.slice(-500)}`));
-      });
     });
-    child.stderr?.resume();
-    return { wsEndpoint, pid: child.pid ?? -1, userDataDir, exited, kill };
+    try {
+      await Promise.race([pipe.ready(), failed, late]);
+    } finally {
+      clearTimeout(timer);
+      failed.catch(() => {});
+    }
+    return { pipe, pid: child.pid ?? -1, userDataDir, exited, kill };
   } catch (error) {
     await kill();
     throw error;

@@ -182,7 +182,7 @@ export class EmulatedSession {
     let control: CdpClient | undefined;
     try {
       chromium = await launchChromium(executable, args);
-      control = await CdpClient.connect(chromium.wsEndpoint);
+      control = CdpClient.open(chromium.pipe);
       const pages = new PageList();
       const injector = new CredentialInjector(control, extras.credentials ?? [], extras.now);
       await EmulatedSession.prepare(control, options, pages, injector);
@@ -298,30 +298,21 @@ export class EmulatedSession {
     return this.options.auto_close === false && this.options.session !== undefined;
   }
 
-  /** Relay a client's socket to the browser's CDP endpoint, frames unchanged. */
+  /** Relay a client's socket to the browser, as a client of its own on the browser's DevTools pipe. */
   attach(client: WebSocket): void {
     if (this.ending) {
       client.close(1011, 'ERR::BROWSER::SESSION_TERMINATED: the session has ended');
       return;
     }
     this.clients.add(client);
-    const upstream = new WebSocket(this.chromium.wsEndpoint, {
-      perMessageDeflate: false,
-      maxPayload: 256 * 1024 * 1024,
-      skipUTF8Validation: true,
-    });
-    const queue: [Buffer, boolean][] = [];
-    upstream.on('open', () => {
-      for (const [data, isBinary] of queue.splice(0)) upstream.send(data, { binary: isBinary });
-    });
-    upstream.on('message', (data: Buffer, isBinary: boolean) => {
-      if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
-    });
-    upstream.on('error', () => {});
+    const upstream = this.chromium.pipe.open();
+    upstream.onmessage = (data) => {
+      if (client.readyState === WebSocket.OPEN) client.send(data, { binary: false });
+    };
     client.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary && data.length < 4096 && data.includes('"Browser.close"')) this.closeRequested = true;
-      if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
-      else if (upstream.readyState === WebSocket.CONNECTING) queue.push([data, isBinary]);
+      if (isBinary) return;
+      if (data.length < 4096 && data.includes('"Browser.close"')) this.closeRequested = true;
+      upstream.send(data);
     });
     client.on('error', () => {});
     client.on('close', () => {

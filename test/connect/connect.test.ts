@@ -73,6 +73,11 @@ describe.each(drivers)('$name', (driver) => {
   });
 
   it('leaves no server, socket or Chromium process of ours after close()', async () => {
+    // Earlier sessions' browsers gone first: their DevTools pipes are sockets of this process too.
+    await eventually(
+      () => emulator.sessions().length,
+      (n) => n === 0,
+    );
     const before = netHandles();
     const session = await driver.connect(base());
     const page = await driver.newPage(session);

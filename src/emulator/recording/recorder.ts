@@ -83,7 +83,7 @@ export class RecorderBrowser {
         '--disable-renderer-backgrounding',
         '--disable-backgrounding-occluded-windows',
       ]);
-      const control = await CdpClient.connect(chromium.wsEndpoint);
+      const control = CdpClient.open(chromium.pipe);
       return { chromium, control };
     })();
     return this.started;
