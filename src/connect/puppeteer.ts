@@ -6,12 +6,15 @@ import type { BrowserUrlOptions, JoinTarget } from '../session/url.js';
 import { type CloudBrowserSession, type ConnectOptions, establish } from './session.js';
 import type { CloudSocket } from './socket.js';
 
-/** Puppeteer's `ConnectionTransport`, structurally. */
+/**
+ * Puppeteer's `ConnectionTransport`, structurally. `onclose` is called with the WebSocket's close
+ * code and (redacted) reason, which Puppeteer's own transports drop; `session.closed` has them too.
+ */
 export interface CdpTransport {
   send(message: string): void;
   close(): void;
   onmessage?: (message: string) => void;
-  onclose?: () => void;
+  onclose?: (code?: number, reason?: string) => void;
 }
 
 /** The part of the `puppeteer` / `puppeteer-core` module we use. */
@@ -31,7 +34,7 @@ function transportOver(socket: CloudSocket): CdpTransport {
     close: () => void socket.close(1000, 'closed by Puppeteer'),
   };
   socket.setFrameHandler((data) => transport.onmessage?.(data.toString('utf8')));
-  void socket.closed.then(() => transport.onclose?.());
+  void socket.closed.then((closed) => transport.onclose?.(closed.closeCode, closed.reason));
   return transport;
 }
 

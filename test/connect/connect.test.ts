@@ -2,8 +2,10 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
+import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectPlaywright } from '../../src/connect/playwright.js';
+import { type CdpTransport, connectPuppeteer } from '../../src/connect/puppeteer.js';
 import type { CloudBrowserSession } from '../../src/connect/session.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import {
@@ -190,6 +192,44 @@ describe('server-side validation', () => {
     const error = await rejection(openCloudSocket(url));
     expect(isBadRequestError(error)).toBe(true);
     expect((error as Error).message).toContain('`timeout` must be at most 1800');
+  });
+});
+
+describe("Puppeteer's transport", () => {
+  /** Real Puppeteer, its transport observed as Puppeteer's Connection set it up. */
+  async function observed() {
+    let transport: CdpTransport | undefined;
+    const calls: unknown[][] = [];
+    const session = await connectPuppeteer(
+      {
+        connect: async (options) => {
+          transport = options.transport;
+          const browser = await puppeteer.connect(options);
+          const theirs = transport.onclose;
+          transport.onclose = (...args) => {
+            calls.push(args);
+            theirs?.(...args);
+          };
+          return browser;
+        },
+      },
+      { browser_url: emulator.browserUrl, api_key: API_KEY },
+    );
+    return { session, calls };
+  }
+
+  it('tells onclose the close code and reason: 1000 on a clean close', async () => {
+    const { session, calls } = await observed();
+    await session.close();
+    expect(calls).toEqual([[1000, expect.any(String)]]);
+  });
+
+  it('tells onclose the close code and reason: 1011 and the service error when the browser dies', async () => {
+    const { session, calls } = await observed();
+    await emulator.faults.killBrowser(session.runId ?? '');
+    await session.closed;
+    expect(calls).toEqual([[1011, expect.stringContaining('ERR::BROWSER::SESSION_TERMINATED')]]);
+    expect(session.browser.connected).toBe(false);
   });
 });
 

@@ -97,6 +97,24 @@ describe.each(drivers)('options honoured by the emulator, through $name', (drive
     expect(await page2.evaluate(() => document.cookie)).toBe('flavour=oatmeal');
   });
 
+  it('answers page.title() at once on a rejoined named session, 20 times in a row', async () => {
+    const options = { session: `rejoin-${driver.name}`, auto_close: false } as const;
+    const first = await connect(options);
+    const page = await driver.newPage(first);
+    await page.goto(site.url);
+    await first.disconnect();
+    open.splice(open.indexOf(first), 1);
+    const titles: (string | undefined)[] = [];
+    for (let i = 0; i < 20; i++) {
+      const again = await driver.connect({ browser_url: emulator.browserUrl, api_key: emulator.apiKey, ...options });
+      const rejoined = (await driver.pages(again)).find((p) => p.url() === site.url);
+      titles.push(await rejoined?.title());
+      await again.disconnect();
+    }
+    expect(titles).toEqual(Array(20).fill('Hello from the site'));
+    await (await connect(options)).close();
+  }, 60_000);
+
   it('ends a session when its client leaves unless `auto_close` is false', async () => {
     const session = await connect({ session: `gone-${driver.name}` });
     await session.disconnect();
