@@ -17,6 +17,8 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
+  // Keep `node:` specifiers as written: they cannot be shadowed by a package of the same name.
+  removeNodeProtocol: false,
   splitting: true,
   treeshake: true,
   // Optional peers are the user's own: never bundled.

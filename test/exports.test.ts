@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { describe, expect, it } from 'vitest';
 
 // Runs against the build (`npm test` builds first): the package as users load it,
@@ -53,5 +54,18 @@ describe('every subpath of the package loads both ways', () => {
       encoding: 'utf8',
     });
     expect(JSON.parse(out)).toEqual([]);
+  });
+
+  it('keeps the `node:` prefix of every built-in module it loads (none can be shadowed by a package)', () => {
+    const dist = new URL('../dist/', import.meta.url);
+    const builtins = new Set(builtinModules.filter((m) => !m.startsWith('_')));
+    const bare: string[] = [];
+    for (const file of readdirSync(dist).filter((f) => /\.c?js$/.test(f))) {
+      const text = readFileSync(new URL(file, dist), 'utf8');
+      for (const [, name] of text.matchAll(/(?:from |require\(|import\()['"]([^'"]+)['"]/g)) {
+        if (name && builtins.has(name)) bare.push(`${file}: ${name}`);
+      }
+    }
+    expect(bare).toEqual([]);
   });
 });
