@@ -1,4 +1,50 @@
-import { defineConfig } from 'tsup';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+import { defineConfig, type Options } from 'tsup';
+
+type Plugin = NonNullable<Options['esbuildPlugins']>[number];
+
+/** Node's built-ins as `node:` specifiers, the bundled dependencies' `require('fs')` too. */
+const nodePrefix: Plugin = {
+  name: 'node-prefix',
+  setup(build) {
+    const names = builtinModules.filter((m) => !m.startsWith('_') && !m.startsWith('node:'));
+    const filter = new RegExp(`^(${names.map((m) => m.replace(/[/]/g, '\\/')).join('|')})$`);
+    build.onResolve({ filter }, (args) => ({ path: `node:${args.path}`, external: true }));
+  },
+};
+
+/** Packages the user's install must not be made to carry or that are theirs: never bundled. */
+const EXTERNAL = ['playwright-core', 'puppeteer-core', '@playwright/test', '@sparticuz/chromium', 'ws', 'canvas'];
+
+/**
+ * The licence of every package bundled into dist, from esbuild's list of inputs, in one file
+ * shipped beside the code (their licences ask for the notice to travel with the code).
+ */
+function writeThirdPartyLicenses(): void {
+  const packages = new Map<string, string>();
+  for (const file of readdirSync('dist').filter((f) => /^metafile-.*\.json$/.test(f))) {
+    const { inputs } = JSON.parse(readFileSync(join('dist', file), 'utf8')) as { inputs: Record<string, unknown> };
+    for (const input of Object.keys(inputs)) {
+      const match = /^(.*node_modules\/((?:@[^/]+\/)?[^/]+))\//.exec(input);
+      if (match?.[1] && match[2]) packages.set(match[2], match[1]);
+    }
+    rmSync(join('dist', file));
+  }
+  const sections = [...packages]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, dir]) => {
+      const { version, license } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        version: string;
+        license?: string;
+      };
+      const text = readdirSync(dir).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+      const body = text ? readFileSync(join(dir, text), 'utf8').trim() : `License: ${license ?? 'see the package'}`;
+      return `## ${name} ${version} (${license ?? 'unknown'})\n\n${body}\n`;
+    });
+  writeFileSync('dist/THIRD_PARTY_LICENSES.md', `# Third-party code bundled in this package\n\n${sections.join('\n')}`);
+}
 
 export default defineConfig({
   entry: {
@@ -14,13 +60,29 @@ export default defineConfig({
   },
   format: ['esm', 'cjs'],
   dts: true,
-  sourcemap: true,
+  // Unminified and readable, so stack traces need no maps (maps of the bundled dependencies
+  // would double the install).
+  sourcemap: false,
   clean: true,
   target: 'node20',
   // Keep `node:` specifiers as written: they cannot be shadowed by a package of the same name.
   removeNodeProtocol: false,
+  esbuildPlugins: [nodePrefix],
   splitting: true,
   treeshake: true,
-  // Optional peers are the user's own: never bundled.
-  external: ['playwright-core', 'puppeteer-core', '@playwright/test', '@sparticuz/chromium'],
+  // The optional peers are the user's own; `ws` stays the one runtime dependency (it picks up
+  // the user's optional native addons); linkedom's optional `canvas` is never loaded.
+  external: EXTERNAL,
+  // Everything else is bundled, as Playwright bundles its own dependencies: the connector's users
+  // do not install the emulator's converters, the command's parser, nor zod's sources and locales.
+  noExternal: [/^(?!ws$|canvas$|playwright-core|puppeteer-core|@playwright\/test|@sparticuz\/chromium)/],
+  // Bundled CommonJS packages call require() for Node's built-ins; an ES module has none.
+  banner: ({ format }) =>
+    format === 'esm'
+      ? {
+          js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",
+        }
+      : {},
+  metafile: true,
+  onSuccess: async () => writeThirdPartyLicenses(),
 });

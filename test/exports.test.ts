@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
   name: string;
   exports: Record<string, unknown>;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
 };
 const subpaths = Object.keys(pkg.exports)
   .filter((p) => p !== './package.json')
@@ -67,5 +69,28 @@ describe('every subpath of the package loads both ways', () => {
       }
     }
     expect(bare).toEqual([]);
+  });
+
+  it('loads no package at run time but ws and the optional peers: the rest is bundled (the install stays small)', () => {
+    const dist = new URL('../dist/', import.meta.url);
+    const allowed = ['ws', ...Object.keys(pkg.peerDependencies ?? {})];
+    const loaded = new Set<string>();
+    for (const file of readdirSync(dist).filter((f) => /\.c?js$/.test(f))) {
+      const text = readFileSync(new URL(file, dist), 'utf8');
+      const specifiers = [
+        ...text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s*['"]([^'"./][^'"]*)['"]/gm),
+        ...text.matchAll(/\brequire\(['"]([^'"./][^'"]*)['"]\)/g),
+      ].map((m) => m[1] ?? '');
+      for (const name of specifiers.filter((n) => !n.startsWith('node:'))) {
+        loaded.add(
+          name
+            .split('/')
+            .slice(0, name.startsWith('@') ? 2 : 1)
+            .join('/'),
+        );
+      }
+    }
+    expect([...loaded].filter((name) => !allowed.includes(name))).toEqual([]);
+    expect(Object.keys(pkg.dependencies ?? {})).toEqual(['ws']);
   });
 });

@@ -57,9 +57,15 @@ function reap(): void {
   folders.clear();
 }
 
+/**
+ * First of the signal's listeners (prepended), so it counts the program's own before any has
+ * run and removed itself: none, and the signal is raised again to end the process as it would
+ * have ended without us.
+ */
 function onSignal(signal: NodeJS.Signals): void {
+  const others = process.listenerCount(signal) - 1;
   reap();
-  if (process.listenerCount(signal) === 1) {
+  if (others === 0) {
     process.removeListener(signal, onSignal);
     process.kill(process.pid, signal);
   }
@@ -69,7 +75,7 @@ function install(): void {
   if (installed) return;
   installed = true;
   process.on('exit', reap);
-  for (const signal of SIGNALS) process.on(signal, onSignal);
+  for (const signal of SIGNALS) process.prependListener(signal, onSignal);
   sweep();
 }
 
