@@ -7,22 +7,23 @@
 import { createHmac, type Hmac, timingSafeEqual } from 'node:crypto';
 import { Readable, type Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
-import { ConfigError, WebhookError } from '../errors.js';
-import { numberIssues } from '../internal/knobs.js';
-import { registerSecret } from '../internal/redact.js';
+import { WebhookError } from '../errors.js';
+import type { ResourceType } from './constants.js';
 import {
-  DEFAULT_HEADER_PREFIX,
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_TOLERANCE_SECONDS,
-  HEADER_PREFIX,
-  type HeaderNames,
-  headerNames,
-  RESOURCE_TYPES,
-  type ResourceType,
-} from './constants.js';
+  checkHeaders,
+  declaredTooLarge,
+  encodingsToUndo,
+  type HeadersInput,
+  type PreparedVerifyOptions,
+  prepareVerify,
+  type ReceiverCheckOptions,
+  reader,
+  tooLarge,
+  unsupportedEncoding,
+} from './verify-common.js';
 
-/** Headers as `fetch` or Node give them. */
-export type HeadersInput = Headers | Record<string, string | string[] | undefined>;
+export { type HeadersInput, type PreparedVerifyOptions, prepareVerify } from './verify-common.js';
+
 /** A body as bytes, a Node stream or a web stream. */
 export type BodyInput =
   | Uint8Array
@@ -34,47 +35,15 @@ export type BodyInput =
   | undefined;
 
 /** What {@link verifyDelivery} takes. */
-export interface VerifyOptions {
+export interface VerifyOptions extends ReceiverCheckOptions {
   headers: HeadersInput;
   body: BodyInput;
-  /** The account's signing secret, or several (rotation): a delivery signed by any is accepted. */
-  secrets: string | readonly string[];
-  /** Largest body on the wire and decoded. @default 268435456 */
-  maxBodyBytes?: number | undefined;
-  /** Largest distance of an alert timestamp from now, seconds. @default 300 */
-  toleranceSeconds?: number | undefined;
-  /** The clock, in milliseconds. @default Date.now */
-  now?: (() => number) | undefined;
-  /**
-   * The prefix of the delivery headers. The spec names `X-Service-Webhook-`; the live service
-   * brands them `X-Scrapfly-Webhook-` (`LIVE_HEADER_PREFIX`): set that to receive its deliveries.
-   * @default 'X-Service-Webhook-'
-   */
-  headerPrefix?: string | undefined;
 }
 
 /** A verified delivery: its resource type and decoded body. */
 export type VerifiedDelivery =
   | { resourceType: ResourceType; body: Buffer; ping: false }
   | { resourceType: 'ping'; body?: undefined; ping: true };
-
-function reader(headers: HeadersInput): (name: string) => string | undefined {
-  if (typeof (headers as Headers).get === 'function') {
-    const h = headers as Headers;
-    return (name) => h.get(name) ?? undefined;
-  }
-  const record = headers as Record<string, string | string[] | undefined>;
-  let lower: Map<string, string | string[] | undefined> | undefined;
-  return (name) => {
-    // Node gives lower-case names; other objects may not, so fall back to a folded copy.
-    let v = record[name];
-    if (v === undefined) {
-      lower ??= new Map(Object.entries(record).map(([k, value]) => [k.toLowerCase(), value]));
-      v = lower.get(name);
-    }
-    return Array.isArray(v) ? v.join(', ') : v;
-  };
-}
 
 // Larger output chunks than zlib's 16 KiB default: fewer events, HMAC updates and copies.
 const ZLIB_OPTIONS = { chunkSize: 256 * 1024 };
@@ -84,43 +53,15 @@ type Decoder = Transform & { readonly bytesWritten: number };
 
 /** The decoders that undo a Content-Encoding list, last applied first (D16). */
 function decodersFor(header: string | undefined): (() => Decoder)[] {
-  if (!header) return [];
-  const names = header
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter((s) => s !== '' && s !== 'identity');
-  const out: (() => Decoder)[] = [];
-  for (const name of names.reverse()) {
-    if (name === 'gzip' || name === 'x-gzip') out.push(() => zlib.createGunzip(ZLIB_OPTIONS));
-    else if (name === 'deflate') out.push(() => zlib.createInflate(ZLIB_OPTIONS));
-    else if (name === 'br') out.push(() => zlib.createBrotliDecompress(ZLIB_OPTIONS));
-    else if (name === 'zstd') {
-      const create = (zlib as unknown as { createZstdDecompress?: () => Decoder }).createZstdDecompress;
-      if (!create)
-        throw new WebhookError(
-          400,
-          'Content-Encoding zstd is not supported by this runtime (it needs Node 22.15 or newer)',
-        );
-      out.push(() => create());
-    } else {
-      throw new WebhookError(
-        400,
-        `Content-Encoding ${JSON.stringify(name.slice(0, 40))} is not supported: use gzip, deflate, br or identity`,
-      );
-    }
-  }
-  return out;
-}
-
-function secretList(secrets: VerifyOptions['secrets']): string[] {
-  const list = typeof secrets === 'string' ? [secrets] : [...(secrets ?? [])];
-  if (list.length === 0 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
-    throw new ConfigError('webhook receiver options', [
-      { option: 'secrets', message: '`secrets` must be one or more non-empty signing secrets' },
-    ]);
-  }
-  for (const s of list) registerSecret(s);
-  return list;
+  return encodingsToUndo(header).map((name) => {
+    if (name === 'gzip' || name === 'x-gzip') return () => zlib.createGunzip(ZLIB_OPTIONS);
+    if (name === 'deflate') return () => zlib.createInflate(ZLIB_OPTIONS);
+    if (name === 'br') return () => zlib.createBrotliDecompress(ZLIB_OPTIONS);
+    const zstd = (zlib as unknown as { createZstdDecompress?: () => Decoder }).createZstdDecompress;
+    if (name === 'zstd' && zstd) return () => zstd();
+    if (name === 'zstd') throw unsupportedEncoding(name, 'this runtime needs Node 22.15 or newer for it');
+    throw unsupportedEncoding(name);
+  });
 }
 
 // Decoded bodies are kept in small chunks until they pass this size; beyond it they are
@@ -197,9 +138,6 @@ export async function discard(body: BodyInput): Promise<void> {
     // dropped
   }
 }
-
-const tooLarge = (max: number, where: string) =>
-  new WebhookError(413, `the body is larger than ${max} bytes ${where}: the receiver's limit is maxBodyBytes`);
 
 /** A chain of decoders with a sink at its end; errors surface on the next write or at the end. */
 class Pipeline {
@@ -299,47 +237,6 @@ function compare(digest: Buffer, expected: readonly Buffer[]): boolean {
   return ok;
 }
 
-/** Options checked once, for receivers that verify many deliveries. */
-export interface PreparedVerifyOptions {
-  secrets: readonly string[];
-  maxBodyBytes: number;
-  toleranceSeconds: number;
-  now: () => number;
-  /** The header prefix as given, and the four names under it. */
-  headerPrefix: string;
-  headers: HeaderNames;
-}
-
-/**
- * Check the options of a receiver once (secrets present, remembered for redaction).
- *
- * @example
- * const prepared = prepareVerify({ secrets }); // then verifyPrepared(prepared, headers, body) per delivery
- */
-export function prepareVerify(options: Omit<VerifyOptions, 'headers' | 'body'>): PreparedVerifyOptions {
-  const prefix = options.headerPrefix ?? DEFAULT_HEADER_PREFIX;
-  const issues = numberIssues({
-    maxBodyBytes: [options.maxBodyBytes, { min: 1, max: 2 ** 32, unit: 'bytes' }],
-    toleranceSeconds: [options.toleranceSeconds, { min: 0, max: 86_400 * 365, unit: 'seconds' }],
-  });
-  if (typeof prefix !== 'string' || !HEADER_PREFIX.test(prefix)) {
-    issues.push({
-      option: 'headerPrefix',
-      message: '`headerPrefix` must be letters, digits and dashes ending with a dash, such as X-Scrapfly-Webhook-',
-    });
-  }
-  const secrets = secretList(options.secrets);
-  if (issues.length > 0) throw new ConfigError('webhook receiver options', issues);
-  return {
-    secrets,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    toleranceSeconds: options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS,
-    now: options.now ?? Date.now,
-    headerPrefix: prefix,
-    headers: headerNames(prefix),
-  };
-}
-
 /**
  * Verify and decode a delivery. Returns its resource type and decoded body, or
  * `{ ping: true }` for an unsigned ping (hand nothing to the application). Throws a
@@ -364,51 +261,21 @@ export async function verifyPrepared(
   input: BodyInput,
 ): Promise<VerifiedDelivery> {
   const header = reader(headers);
-  const { secrets, maxBodyBytes: max, headers: names, headerPrefix } = options;
-  const resourceType = header(names.resourceType)?.trim();
-  if (!resourceType || !(RESOURCE_TYPES as readonly string[]).includes(resourceType)) {
-    throw new WebhookError(
-      400,
-      resourceType
-        ? `${headerPrefix}Resource-Type ${JSON.stringify(resourceType.slice(0, 40))} is not one of ${RESOURCE_TYPES.join(', ')}`
-        : `${headerPrefix}Resource-Type is missing${headerPrefix === DEFAULT_HEADER_PREFIX ? ' (deliveries of the live service need headerPrefix: X-Scrapfly-Webhook-)' : ''}`,
-    );
+  const checked = checkHeaders(options, header);
+  if (checked.ping) {
+    await discard(input);
+    return { resourceType: 'ping', ping: true };
   }
-  const given = [header(names.signature), header(names.signatureLowercase)]
-    .map((s) => s?.trim())
-    .filter((s): s is string => s !== undefined && s !== '');
-  if (given.length === 0) {
-    if (resourceType === 'ping') {
-      await discard(input);
-      return { resourceType: 'ping', ping: true };
-    }
-    throw new WebhookError(401, 'the delivery is not signed');
-  }
-  const expected = given.filter((s) => /^[0-9a-fA-F]{64}$/.test(s)).map((s) => Buffer.from(s, 'hex'));
-  if (expected.length === 0) throw new WebhookError(401, 'the signature is malformed: expected 64 hex characters');
-
-  let prefix = '';
-  if (resourceType === 'alert') {
-    const stamp = header(names.timestamp)?.trim();
-    if (!stamp) throw new WebhookError(401, `the alert has no ${headerPrefix}Timestamp`);
-    if (!/^\d{1,15}$/.test(stamp))
-      throw new WebhookError(401, 'the alert timestamp must be whole seconds since the epoch');
-    const tolerance = options.toleranceSeconds;
-    const skew = Math.abs(options.now() / 1000 - Number(stamp));
-    if (skew > tolerance)
-      throw new WebhookError(401, `the alert timestamp is ${Math.round(skew)} s from now, more than ${tolerance} s`);
-    prefix = `${stamp}.`;
-  }
-
-  const length = header('content-length');
-  if (length !== undefined && /^\d+$/.test(length.trim()) && Number(length) > max) throw tooLarge(max, 'on the wire');
+  const { resourceType, prefix } = checked;
+  const expected = checked.signatures.map((s) => Buffer.from(s, 'hex'));
+  const { secrets, maxBodyBytes: max } = options;
+  const declared = declaredTooLarge(header, max);
   const factories = decodersFor(header('content-encoding'));
   const hmacs: Hmac[] = secrets.map((s) => createHmac('sha256', s).update(prefix));
   // D14: the service signs the decoded body, but its documentation also speaks of the bytes as
   // received; with an encoding, both are hashed in the same pass.
   const wireHmacs: Hmac[] = factories.length > 0 ? secrets.map((s) => createHmac('sha256', s).update(prefix)) : [];
-  const identitySize =
-    factories.length === 0 && length !== undefined && /^\d+$/.test(length.trim()) ? Number(length) : undefined;
+  const identitySize = factories.length === 0 ? declared : undefined;
   const body = new BodyCollector(max, identitySize);
   let wire = 0;
   let wireChunks: Buffer[] | undefined = factories.length > 0 ? [] : undefined;
