@@ -46,7 +46,7 @@ function writeThirdPartyLicenses(): void {
   writeFileSync('dist/THIRD_PARTY_LICENSES.md', `# Third-party code bundled in this package\n\n${sections.join('\n')}`);
 }
 
-export default defineConfig({
+const node: Options = {
   entry: {
     index: 'src/index.ts',
     playwright: 'src/connect/playwright.ts',
@@ -63,7 +63,8 @@ export default defineConfig({
   // Unminified and readable, so stack traces need no maps (maps of the bundled dependencies
   // would double the install).
   sourcemap: false,
-  clean: true,
+  // `npm run build` empties dist first: two builds write into it at once.
+  clean: false,
   target: 'node20',
   // Keep `node:` specifiers as written: they cannot be shadowed by a package of the same name.
   removeNodeProtocol: false,
@@ -85,4 +86,22 @@ export default defineConfig({
       : {},
   metafile: true,
   onSuccess: async () => writeThirdPartyLicenses(),
-});
+};
+
+/**
+ * `cloud-browser/webhooks/web` on its own: no banner (it loads nothing of Node, not even
+ * `node:module`), no chunk shared with the Node entries, so an edge bundler never meets a built-in.
+ */
+const web: Options = {
+  entry: { 'webhooks-web': 'src/webhooks/web.ts' },
+  format: ['esm', 'cjs'],
+  dts: true,
+  sourcemap: false,
+  clean: false,
+  target: 'es2022',
+  platform: 'neutral',
+  splitting: false,
+  treeshake: true,
+};
+
+export default defineConfig([node, web]);

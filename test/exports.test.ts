@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 
 // Runs against the build (`npm test` builds first): the package as users load it,
@@ -92,5 +94,19 @@ describe('every subpath of the package loads both ways', () => {
     }
     expect([...loaded].filter((name) => !allowed.includes(name))).toEqual([]);
     expect(Object.keys(pkg.dependencies ?? {})).toEqual(['ws']);
+  });
+
+  it('cloud-browser/webhooks/web, as built, bundles for the browser platform with no Node built-in', async () => {
+    for (const file of ['webhooks-web.js', 'webhooks-web.cjs']) {
+      const result = await build({
+        entryPoints: [fileURLToPath(new URL(`../dist/${file}`, import.meta.url))],
+        bundle: true,
+        platform: 'browser',
+        write: false,
+        logLevel: 'silent',
+      });
+      expect(result.errors).toEqual([]);
+      expect(result.outputFiles[0]?.text).toContain('crypto.subtle');
+    }
   });
 });

@@ -26,12 +26,13 @@ import { startEmulator, type Emulator } from 'cloud-browser/emulator';
 import type { CloudBrowserWorkerFixtures } from 'cloud-browser/test';
 import { createWebhookHandler } from 'cloud-browser/webhooks';
 import { CrawlerClient } from 'cloud-browser/crawler';
+import { verifyRequest } from 'cloud-browser/webhooks/web';
 import { CloudBrowserApi } from 'cloud-browser/api';
 const options: BrowserUrlOptions = { timeout: 60 };
 const url: URL = buildBrowserUrl(options);
 const emulator: Promise<Emulator> = startEmulator();
 type Fixtures = CloudBrowserWorkerFixtures;
-export const used = [url, emulator, connectPlaywright, connectPuppeteer, createWebhookHandler, CrawlerClient, CloudBrowserApi];
+export const used = [url, emulator, connectPlaywright, connectPuppeteer, createWebhookHandler, verifyRequest, CrawlerClient, CloudBrowserApi];
 export type { Fixtures };
 `;
 

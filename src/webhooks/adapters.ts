@@ -55,7 +55,9 @@ async function receive(
 
 /**
  * A `(Request) => Promise<Response>` receiver for Hono, Next.js route handlers and other
- * fetch-style runtimes. 200 with an empty body on success; 400, 401, 413 or 500 otherwise.
+ * fetch-style frameworks on Node (streaming, node:crypto and zlib). 200 with an empty body on
+ * success; 400, 401, 413 or 500 otherwise. On an edge runtime without Node's built-ins, use
+ * `cloud-browser/webhooks/web`.
  *
  * @example
  * app.post('/webhook', (c) => handler(c.req.raw)) // Hono
