@@ -3,6 +3,9 @@
  * vs the bare library on the same URL, median of 20 each; (b) 20 full-page 1920x5000
  * screenshots through our connection vs bare. Playwright and Puppeteer alike.
  * Goals: (a) ratio at most 1.10, (b) at most 1.05.
+ * (c) Time to a connected session: our connector to the emulator (a session with no launch
+ * flag, served by its warm pool) vs launching Chromium yourself (`chromium.launch()`,
+ * `puppeteer.launch()`, the same executable), median of 15 paired rounds. Goal at most 0.7.
  */
 import { once } from 'node:events';
 import { createServer } from 'node:http';
@@ -11,9 +14,9 @@ import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { connectPlaywright } from '../src/connect/playwright.js';
 import { connectPuppeteer } from '../src/connect/puppeteer.js';
-import { startEmulator } from '../src/emulator/index.js';
+import { findChromium, startEmulator } from '../src/emulator/index.js';
 import { buildBrowserUrl } from '../src/index.js';
-import { median, report } from './lib.js';
+import { median, pairedRounds, report, showRatios } from './lib.js';
 
 const ROUNDS = 20;
 const SHOTS = 20;
@@ -123,6 +126,44 @@ for (const lib of libs) {
     '<= 1.05',
     b <= 1.05,
     `ours ${shots.ours.toFixed(0)} ms, bare ${shots.bare.toFixed(0)} ms, ${(bytes / 1024).toFixed(0)} KiB each`,
+  );
+}
+
+const executablePath = await findChromium();
+const plain = { browser_url: emulator.browserUrl, api_key: emulator.apiKey };
+const timed = async (open: () => Promise<{ close(): Promise<unknown> }>) => {
+  await untilIdle();
+  const start = performance.now();
+  const opened = await open();
+  const ms = performance.now() - start;
+  await opened.close();
+  return ms;
+};
+const LAUNCH_ROUNDS = 15;
+for (const [name, ours, bare] of [
+  [
+    'Playwright',
+    () => connectPlaywright(chromium, plain),
+    () => chromium.launch({ executablePath, args: ['--no-sandbox'] }),
+  ],
+  [
+    'Puppeteer',
+    () => connectPuppeteer(puppeteer, plain),
+    () => puppeteer.launch({ executablePath, args: ['--no-sandbox'] }),
+  ],
+] as const) {
+  const r = await pairedRounds(
+    LAUNCH_ROUNDS,
+    () => timed(ours),
+    () => timed(bare),
+    (ms) => ms,
+  );
+  report(
+    `connect: ${name} connected session, emulator (warm pool) vs launching Chromium yourself`,
+    r.ratio,
+    '<= 0.7',
+    r.ratio <= 0.7,
+    `median of ${LAUNCH_ROUNDS} paired rounds (${showRatios(r.ratios)}); median ours ${median(r.ours).toFixed(0)} ms, launch ${median(r.bare).toFixed(0)} ms`,
   );
 }
 

@@ -77,6 +77,8 @@ export interface LaunchedChromium {
   readonly userDataDir: string;
   /** Resolves when the process has exited and its profile is removed. */
   readonly exited: Promise<void>;
+  /** Whether the process has exited already. */
+  hasExited(): boolean;
   /** Kill the process group and wait for the exit. */
   kill(): Promise<void>;
 }
@@ -146,7 +148,8 @@ export async function launchChromium(
       clearTimeout(timer);
       failed.catch(() => {});
     }
-    return { pipe, pid: child.pid ?? -1, userDataDir, exited, kill };
+    const hasExited = () => child.exitCode !== null || child.signalCode !== null;
+    return { pipe, pid: child.pid ?? -1, userDataDir, exited, hasExited, kill };
   } catch (error) {
     await kill();
     throw error;

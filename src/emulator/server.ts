@@ -17,6 +17,7 @@ import { CRAWL_LIMITS_DEFAULTS, type CrawlLimits } from './crawler/crawl.js';
 import type { DeliveryRecord, EmulatorWebhook } from './crawler/deliveries.js';
 import { Dashboard } from './dashboard/routes.js';
 import { errorBody, isRefusal, keyOf, type Refusal, refusal, refuseUpgrade, sendError, sendJson } from './http.js';
+import { DEFAULT_WARM_BROWSERS, WarmPool } from './pool.js';
 import { RecordingStore } from './recording/store.js';
 import { EmulatedSession, type EmulatorSessionInfo } from './session.js';
 import { type RfbSecurity, startVncTcpServer } from './vnc/index.js';
@@ -57,6 +58,13 @@ export interface EmulatorOptions {
   vncPort?: number | undefined;
   /** Bounds on every crawl: a response's size (on the wire and decoded) and the page limit of crawls that set none. */
   crawler?: Partial<CrawlLimits> | undefined;
+  /**
+   * Browsers kept started for the next sessions (0: each session starts its own). A session
+   * whose options need no launch flag (no `resolution`, `lang`, `languages`, `byop_proxy` nor
+   * `extensions`) takes one, with a fresh profile, and a replacement starts in the background.
+   * @default half the machine's cores, from 1 to 4
+   */
+  warmBrowsers?: number | undefined;
 }
 
 /** The emulator's own upgrade header: the native VNC port that serves the session (the service's is 5901). */
@@ -132,12 +140,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     vncPort: [options.vncPort, { min: 0, max: 65535, unit: 'port' }],
     'crawler.maxResponseBytes': [options.crawler?.maxResponseBytes, { min: 1024, max: 2 ** 31 - 1, unit: 'bytes' }],
     'crawler.pageLimit': [options.crawler?.pageLimit, { min: 1, max: 10_000_000, unit: 'pages' }],
+    warmBrowsers: [options.warmBrowsers, { min: 0, max: 16, unit: 'browsers' }],
   });
   if (issues.length > 0) throw new ConfigError('emulator options', issues);
   const host = options.host ?? '127.0.0.1';
   const apiKeys = new Set(options.apiKeys?.length ? options.apiKeys : [`emu-${randomBytes(16).toString('hex')}`]);
   const [apiKey] = apiKeys;
   const executable = await findChromium(options.chromiumPath);
+  const pool = new WarmPool(executable, options.warmBrowsers ?? DEFAULT_WARM_BROWSERS);
   const sessions = new Map<string, EmulatedSession>();
   const named = new Map<string, EmulatedSession>();
   const faults: RefusalFault[] = [];
@@ -195,6 +205,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         credentials,
         extensionDirs,
         now: options.now,
+        pool,
       });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -413,6 +424,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         await Promise.all(
           [...sessions.values()].map((s) => s.end({ code: 1001, reason: 'the emulator is shutting down' })),
         );
+        await pool.close();
         for (const client of wss.clients) client.terminate();
         wss.close();
         for (const socket of sockets) socket.destroy();

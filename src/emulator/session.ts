@@ -9,6 +9,7 @@ import { CredentialInjector } from './browser-api/inject.js';
 import type { OpenedItem } from './browser-api/vaults.js';
 import { CdpClient } from './cdp.js';
 import { type LaunchedChromium, launchChromium } from './chromium.js';
+import type { WarmPool } from './pool.js';
 import { type ChainProxy, startChainProxy } from './proxy.js';
 import { allowedNetworks, inNetworks, sameSecret } from './vnc/access.js';
 import {
@@ -94,6 +95,8 @@ export interface SessionExtras {
   extensionDirs?: readonly string[] | undefined;
   /** The clock of one-time codes. @default Date.now */
   now?: (() => number) | undefined;
+  /** Browsers already started, for sessions whose options need no launch flag. */
+  pool?: WarmPool | undefined;
 }
 
 /** Why a session ended, as its clients are told (D6 for failures). */
@@ -181,7 +184,9 @@ export class EmulatedSession {
     let chromium: LaunchedChromium | undefined;
     let control: CdpClient | undefined;
     try {
-      chromium = await launchChromium(executable, args);
+      // Only a browser without launch flags can come from the pool (README: the warm path).
+      const warm = args.length === 0 ? await extras.pool?.take() : undefined;
+      chromium = warm && !warm.hasExited() ? warm : await launchChromium(executable, args);
       control = CdpClient.open(chromium.pipe);
       const pages = new PageList();
       const injector = new CredentialInjector(control, extras.credentials ?? [], extras.now);

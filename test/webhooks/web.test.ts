@@ -105,7 +105,9 @@ async function inNode(headers: Record<string, string>, body: Uint8Array, maxBody
       delivered.push({ resourceType: d.resourceType, text: d.text() });
     },
   });
-  const response = await handler(new Request('http://127.0.0.1/webhook', { method: 'POST', headers, body }));
+  const response = await handler(
+    new Request('http://127.0.0.1/webhook', { method: 'POST', headers, body: body as BodyInit }),
+  );
   return { status: response.status, text: await response.text(), delivered };
 }
 
