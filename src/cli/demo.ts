@@ -7,10 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectPlaywright } from '../connect/playwright.js';
+import type { Browser } from 'playwright-core';
+import { connectPlaywright, type PlaywrightChromium } from '../connect/playwright.js';
 import { CrawlerClient } from '../crawler/client.js';
 import { startEmulator } from '../emulator/server.js';
 import { openVncView } from '../emulator/vnc/index.js';
+import { CloudBrowserError } from '../errors.js';
 import { env } from '../session/url.js';
 import { serveWebhooks } from '../webhooks/adapters.js';
 import { parseCrawlEvent } from '../webhooks/events.js';
@@ -47,6 +49,23 @@ async function startSite() {
   };
 }
 
+/**
+ * The user's Playwright: `playwright-core`, else `playwright`. Neither installed (the command
+ * from an installed package does not bring them): say what to install.
+ */
+async function playwrightChromium(): Promise<PlaywrightChromium<Browser>> {
+  for (const name of ['playwright-core', 'playwright']) {
+    try {
+      return ((await import(name)) as { chromium: PlaywrightChromium<Browser> }).chromium;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    }
+  }
+  throw new CloudBrowserError(
+    'the demo drives the browser with Playwright, which is not installed: run `npm install playwright-core` (no browser download needed), then `cloud-browser demo` again',
+  );
+}
+
 /** Run the demo; resolves when everything it started is closed. */
 export async function runDemo(out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
   const site = await startSite();
@@ -74,7 +93,7 @@ export async function runDemo(out: (line: string) => void = (l) => process.stdou
     );
     const vncPassword = `demo-${randomBytes(4).toString('hex')}`;
     const session = await connectPlaywright(
-      (await import('playwright-core')).chromium,
+      await playwrightChromium(),
       real
         ? { enable_vnc: true, vnc_password: vncPassword }
         : { browser_url: emulator.browserUrl, api_key: emulator.apiKey, enable_vnc: true, vnc_password: vncPassword },

@@ -20,17 +20,23 @@ import { redactUrl } from '../internal/redact.js';
 import { type BrowserUrlOptions, buildBrowserUrl } from '../session/url.js';
 import { serveWebhooks } from '../webhooks/adapters.js';
 import { parseCrawlEvent } from '../webhooks/events.js';
+import { readConfigFile } from './config-file.js';
 import { runDemo } from './demo.js';
 import { fail, Progress, print } from './output.js';
 import { addRestCommands } from './rest.js';
 import { addSessionOptions, sessionOptionsFrom } from './session-options.js';
+import { VERSION } from './version.js';
 
 const program = new Command();
 program
   .name('cloud-browser')
   .description('Cloud browser sessions, crawls and webhooks, against the service or the local emulator.')
+  .version(VERSION, '-V, --version', 'print the version')
   .option('--verbose', 'print the (redacted) cause of an error')
-  .showHelpAfterError('(add --help for usage)');
+  .showHelpAfterError('(add --help for usage)')
+  // A usage error (unknown flag or command, a missing value) exits 2, as an invalid value does;
+  // --help and --version exit 0. Inherited by every command defined below.
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
 
 const verbose = () => program.opts<{ verbose?: boolean }>().verbose === true;
 const run =
@@ -99,7 +105,7 @@ addSessionOptions(
     ),
 ).action(
   run(async (opts: Record<string, unknown>) => {
-    const url = buildBrowserUrl(sessionOptionsFrom(opts) as BrowserUrlOptions);
+    const url = buildBrowserUrl((await sessionOptionsFrom(opts)) as BrowserUrlOptions);
     process.stdout.write(`${opts.showSecrets ? url.href : redactUrl(url)}\n`);
   }),
 );
@@ -129,7 +135,7 @@ addSessionOptions(
     ),
 ).action(
   run(async (opts: Record<string, unknown>) => {
-    const url = buildBrowserUrl(sessionOptionsFrom(opts) as BrowserUrlOptions);
+    const url = buildBrowserUrl((await sessionOptionsFrom(opts)) as BrowserUrlOptions);
     const opened = await openSession(url, { retries: 2 });
     const relay = await startRelay(opened.socket);
     process.stdout.write(`run id: ${opened.socket.runId ?? '(none)'}\ncdp endpoint: ${relay.url}\n`);
@@ -186,7 +192,7 @@ common(
     ),
 ).action(
   run(async (opts: Common & Record<string, string | boolean | undefined>) => {
-    const config: Record<string, unknown> = opts.config ? JSON.parse(await readFile(String(opts.config), 'utf8')) : {};
+    const config: Record<string, unknown> = opts.config ? await readConfigFile(String(opts.config)) : {};
     if (opts.url) config.url = opts.url;
     if (opts.remoteUrlList) config.remote_url_list = opts.remoteUrlList;
     if (opts.urlList)

@@ -2,10 +2,12 @@
 import { inspect } from 'node:util';
 import { isCloudBrowserError, isConfigError, isServiceError } from '../errors.js';
 import { redact } from '../internal/redact.js';
+import { SESSION_WIRE_KINDS } from '../session/schema.js';
+import { flagOf } from './session-options.js';
 
 /** What to do about an error, by kind or code. */
 function hint(error: unknown): string {
-  if (isConfigError(error)) return 'fix the options named above (see --help)';
+  if (isConfigError(error)) return 'fix the flags named above (see --help)';
   if (isServiceError(error)) {
     if (error.http_status_code === 401) return 'check CLOUD_API_KEY or --key';
     if (error.http_status_code === 403) return 'your plan or key may not do this';
@@ -28,7 +30,15 @@ function hint(error: unknown): string {
 /** Print an error as one line (code, message, what to do) and set a failing exit code. */
 export function fail(error: unknown, verbose: boolean): void {
   const code = isServiceError(error) ? error.code : isCloudBrowserError(error) ? error.name : 'Error';
-  const message = error instanceof Error ? error.message : String(error);
+  let message = error instanceof Error ? error.message : String(error);
+  // The command's users know flags, not option names: `enable_vnc` is said `--enable-vnc`.
+  if (isConfigError(error)) {
+    for (const option of new Set([...error.issues.map((i) => i.option), ...Object.keys(SESSION_WIRE_KINDS)])) {
+      message = message
+        .replaceAll(`\`${option}: true\``, `\`${flagOf(option)}\``)
+        .replaceAll(`\`${option}\``, `\`${flagOf(option)}\``);
+    }
+  }
   const lines = message.split('\n');
   const first = redact(lines[0] ?? '');
   // Service errors already begin with their code.

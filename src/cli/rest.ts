@@ -15,6 +15,7 @@ import type { VaultItemInput } from '../api/schema.js';
 import { ConfigError } from '../errors.js';
 import { redactUrl } from '../internal/redact.js';
 import { print } from './output.js';
+import { secretFrom } from './secrets.js';
 
 type Run = <A extends unknown[]>(fn: (...args: A) => Promise<void>) => (...args: A) => Promise<void>;
 type Common = { key?: string; browserUrl?: string; json?: boolean };
@@ -29,19 +30,9 @@ const common = (c: Command) =>
 
 const api = (opts: Common) => new CloudBrowserApi({ key: opts.key, browserUrl: opts.browserUrl });
 
-async function stdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** The vault key: `--key-file <file>` (`-` for standard input), else `CLOUD_VAULT_KEY`. */
 async function vaultKey(opts: { keyFile?: string }): Promise<string> {
-  let text: string | undefined;
-  if (opts.keyFile === '-') text = await stdin();
-  else if (opts.keyFile) text = await readFile(opts.keyFile, 'utf8');
-  else text = process.env[VAULT_KEY_ENV];
-  const key = text?.trim();
+  const key = await secretFrom('--key-file', opts.keyFile, VAULT_KEY_ENV);
   if (!key) {
     throw new ConfigError('vault key', [
       {

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,18 +118,58 @@ describe('cloud-browser url', () => {
     ]);
     expect(r.code).toBe(2);
     expect(r.stderr.split('\n')[0]).toMatch(
-      /^error ConfigError: Invalid browser session options: 2 problems \(fix the options/,
+      /^error ConfigError: Invalid browser session options: 2 problems \(fix the flags/,
     );
-    expect(r.stderr).toContain('`timeout` must be at most 1800 seconds (got 3600)');
-    expect(r.stderr).toContain('`vault_key` must be the standard base64');
+    // Named by their flags, not by the options behind them.
+    expect(r.stderr).toContain('`--timeout` must be at most 1800 seconds (got 3600)');
+    expect(r.stderr).toContain('`--vault-key` must be the standard base64');
     expect(r.stderr + r.stdout).not.toContain(KEY);
     expect(r.stderr + r.stdout).not.toContain('not-base64-secret');
   });
 
-  it('shows help with an example', async () => {
+  it('shows help with an example, units, ranges and choices', async () => {
     const r = await cli(['url', '--help']);
     expect(r.stdout).toContain('--proxy-pool <value>');
     expect(r.stdout).toContain('Example:');
+    expect(r.stdout).toMatch(/--timeout <n>\s+seconds before the session ends, 1 to 1800/);
+    expect(r.stdout).toMatch(/--proxy-pool <value>\s+the proxy pool: datacenter or residential/);
+    expect(r.stdout).toMatch(/--languages <a,b>\s+Accept-Language tags, comma-separated, at most/);
+  });
+
+  it('prints its version, exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    const r = await cli(['--version']);
+    expect([r.code, r.stdout.trim()]).toEqual([0, version]);
+  });
+
+  it.each([
+    ['an unknown flag', ['url', '--no-such-flag']],
+    ['an unknown command', ['no-such-command']],
+    ['a flag without its value', ['url', '--timeout']],
+  ])('exits 2 on a usage error: %s', async (_what, args) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/error: /);
+  });
+
+  it('takes secrets from standard input, a file or the environment instead of argv', async () => {
+    const base = ['url', '--browser-url', 'wss://b.test', '--key', KEY, '--vnc', '--show-secrets'];
+    const piped = await cliWithInput([...base, '--vnc-password-file', '-'], 'from-stdin-pw\n', baseEnv());
+    expect(piped.stdout).toContain('vnc_password=from-stdin-pw');
+    const file = join(mkdtempSync(join(tmpdir(), 'cli-secret-')), 'vnc');
+    writeFileSync(file, 'from-file-pw\n');
+    expect((await cli([...base, '--vnc-password-file', file])).stdout).toContain('vnc_password=from-file-pw');
+    const fromEnv = await cli(base, { ...baseEnv(), CLOUD_VNC_PASSWORD: 'from-env-pw' });
+    expect(fromEnv.stdout).toContain('vnc_password=from-env-pw');
+    const proxy = await cli(['url', '--browser-url', 'wss://b.test', '--key', KEY], {
+      ...baseEnv(),
+      CLOUD_BYOP_PROXY: 'http://u:proxy-pw-9@127.0.0.1:3128',
+    });
+    expect(proxy.stdout).toContain('byop_proxy=');
+    expect(proxy.stdout + proxy.stderr).not.toContain('proxy-pw-9');
+    const missing = await cli([...base, '--vnc-password-file', join(tmpdir(), 'no-such-file-here')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--vnc-password-file');
   });
 });
 
@@ -369,7 +409,47 @@ describe('cloud-browser webhooks serve', () => {
   }, 30_000);
 });
 
+describe('cloud-browser crawl start --config', () => {
+  it('names the file, the line and the column of a mistake, exit 2', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'cli-config-')), 'crawl.json');
+    writeFileSync(file, '{\n  "url": "http://127.0.0.1:1/",\n  "page_limit": 5,,\n}\n');
+    const r = await cli(['crawl', 'start', '--config', file, '--key', KEY, '--api-url', 'http://127.0.0.1:1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--config ${file}, line 3 column 19:`);
+  });
+
+  it('names a file it cannot read', async () => {
+    const r = await cli([
+      'crawl',
+      'start',
+      '--config',
+      '/no/such/crawl.json',
+      '--key',
+      KEY,
+      '--api-url',
+      'http://127.0.0.1:1',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--config /no/such/crawl.json: ENOENT');
+  });
+});
+
 describe('cloud-browser demo', () => {
+  it('from an installed package without Playwright, says what to install', async () => {
+    // The package as installed: dist and ws, no playwright-core.
+    const dir = mkdtempSync(join(tmpdir(), 'cli-installed-'));
+    cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'cloud-browser', type: 'module' }));
+    mkdirSync(join(dir, 'node_modules'));
+    symlinkSync(join(root, 'node_modules', 'ws'), join(dir, 'node_modules', 'ws'), 'dir');
+    const r = await promisify(execFile)(process.execPath, [join(dir, 'dist', 'cli.js'), 'demo'], {
+      env: baseEnv(),
+      timeout: 60_000,
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect(r).toMatchObject({ code: 1 });
+    expect((r as { stderr: string }).stderr).toContain('run `npm install playwright-core`');
+  }, 90_000);
+
   it('runs the main job and exits 0', async () => {
     const r = await cli(['demo']);
     expect(r.code).toBe(0);
