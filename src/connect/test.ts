@@ -3,7 +3,13 @@
  * fixture is a cloud browser session, one per worker, opened with `use: { cloudBrowser }`
  * (and the `CLOUD_*` environment) and closed when the worker ends.
  */
-import { type Browser, test as base, expect } from '@playwright/test';
+import {
+  type Browser,
+  test as base,
+  defineConfig as baseDefineConfig,
+  expect,
+  type PlaywrightTestConfig,
+} from '@playwright/test';
 import type { BrowserUrlOptions } from '../session/url.js';
 import { connectPlaywright } from './playwright.js';
 import type { CloudBrowserSession, ConnectOptions } from './session.js';
@@ -60,6 +66,23 @@ export const test = base.extend<object, CloudBrowserWorkerFixtures>({
     { scope: 'worker' },
   ],
 });
+
+/** The worker options this entry adds, settable in `use` of the config. */
+export type CloudBrowserOptions = Pick<CloudBrowserWorkerFixtures, 'cloudBrowser' | 'cloudConnect'>;
+
+/**
+ * Playwright Test's `defineConfig`, typed so that `use` takes `cloudBrowser` and `cloudConnect`
+ * (Playwright's own answers TS2769 for options it does not know).
+ *
+ * @example
+ * export default defineConfig({ use: { cloudBrowser: { proxy_pool: 'residential', timeout: 900 } } });
+ */
+export function defineConfig(
+  config: PlaywrightTestConfig<object, CloudBrowserOptions>,
+  ...more: PlaywrightTestConfig[]
+): PlaywrightTestConfig<object, CloudBrowserOptions> {
+  return baseDefineConfig(config, ...more);
+}
 
 export type { CloudBrowserSession, ConnectOptions } from './session.js';
 export { expect };

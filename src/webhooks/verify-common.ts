@@ -22,8 +22,12 @@ import {
 export type HeadersInput = Headers | Record<string, string | string[] | undefined>;
 /** What the receivers take besides the delivery itself. */
 export interface ReceiverCheckOptions {
-  /** The account's signing secret, or several (rotation): a delivery signed by any is accepted. */
-  secrets: string | readonly string[];
+  /**
+   * The account's signing secret, or several (rotation): a delivery signed by any is accepted.
+   * In a list, an entry left undefined or empty (an unset `process.env.OLD_SIGNING_SECRET`) is
+   * passed over; at least one secret must remain.
+   */
+  secrets: string | readonly (string | undefined)[];
   /** Largest body on the wire and decoded. @default 268435456 */
   maxBodyBytes?: number | undefined;
   /** Largest distance of an alert timestamp from now, seconds. @default 300 */
@@ -58,10 +62,15 @@ export function reader(headers: HeadersInput): (name: string) => string | undefi
 }
 
 function secretList(secrets: ReceiverCheckOptions['secrets']): string[] {
-  const list = typeof secrets === 'string' ? [secrets] : [...(secrets ?? [])];
-  if (list.length === 0 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
+  const given = typeof secrets === 'string' ? [secrets] : Array.isArray(secrets) ? secrets : [secrets];
+  const list = given.filter((s) => s !== undefined && s !== '');
+  if (list.length === 0 || list.some((s) => typeof s !== 'string')) {
     throw new ConfigError('webhook receiver options', [
-      { option: 'secrets', message: '`secrets` must be one or more non-empty signing secrets' },
+      {
+        option: 'secrets',
+        message:
+          '`secrets` must be one or more non-empty signing secrets (undefined or empty entries of a list are passed over)',
+      },
     ]);
   }
   for (const s of list) registerSecret(s);

@@ -324,5 +324,14 @@ describe('verifyDelivery refuses, with the status to answer', () => {
 
   it('requires at least one secret', async () => {
     await expect(verifyDelivery({ headers: base('crawl', good), body, secrets: [] })).rejects.toThrow(/`secrets`/);
+    await expect(verifyDelivery({ headers: base('crawl', good), body, secrets: [undefined, ''] })).rejects.toThrow(
+      /`secrets`/,
+    );
+  });
+
+  it('passes over a rotation entry left unset (process.env.OLD_SIGNING_SECRET undefined)', async () => {
+    const unset: string | undefined = undefined;
+    const result = await verifyDelivery({ headers: base('crawl', good), body, secrets: [SECRET, unset] });
+    expect(result.resourceType).toBe('crawl');
   });
 });
