@@ -37,6 +37,7 @@ export {
   UnprocessableEntityError,
   WebhookError,
 } from './errors.js';
+export type { Logger } from './internal/log.js';
 export { REDACTED, redact, redactUrl } from './internal/redact.js';
 export { projectSalt } from './session/salt.js';
 export {

@@ -51,6 +51,7 @@ const RUNNABLE = [
   ],
   ['sets a test suite up', /\/\/ vitest \/ jest global setup/],
   ['crawls, searches and prompts', /const crawler = new CrawlerClient\(\)/],
+  ['logs a connection', /logger: console/],
 ] as const;
 
 let project = '';

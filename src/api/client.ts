@@ -6,6 +6,7 @@
 import { ConfigError, type ConfigIssue, ServiceError, TimeoutError } from '../errors.js';
 import { show, toConfigIssues } from '../internal/issues.js';
 import { numberIssues } from '../internal/knobs.js';
+import type { Logger } from '../internal/log.js';
 import { REDACTED, registerSecret } from '../internal/redact.js';
 import {
   type CallOptions,
@@ -42,6 +43,11 @@ export interface CloudBrowserApiOptions {
   maxRetries?: number | undefined;
   clock?: Clock | undefined;
   random?: (() => number) | undefined;
+  /**
+   * Where to tell each call, refusal and retry (`console`, pino...), secrets redacted;
+   * `DEBUG=cloud-browser:api` prints the same to standard error.
+   */
+  logger?: Logger | undefined;
 }
 
 /** Defaults of {@link CloudBrowserApiOptions}. */
@@ -129,7 +135,7 @@ export class CloudBrowserApi {
     }
     refuse('cloud browser API options', issues);
     this.baseUrl = base as string;
-    this.#http = serviceClientFor(options, key as string, this.baseUrl, CLOUD_BROWSER_API_DEFAULTS);
+    this.#http = serviceClientFor(options, key as string, this.baseUrl, CLOUD_BROWSER_API_DEFAULTS, 'api');
   }
 
   /** Printing the client never shows the key. */

@@ -8,7 +8,8 @@ import {
   TimeoutError,
 } from '../errors.js';
 import { numberIssues } from '../internal/knobs.js';
-import { redact } from '../internal/redact.js';
+import { isLogger, type Log, type Logger, logFor } from '../internal/log.js';
+import { redact, redactUrl } from '../internal/redact.js';
 import { sleep } from '../internal/sleep.js';
 import { projectSalt } from '../session/salt.js';
 import { type BrowserUrlOptions, browserUrlOf, type JoinTarget } from '../session/url.js';
@@ -27,6 +28,11 @@ export interface ConnectOptions {
   keepAlive?: number | undefined;
   /** How many times to retry a refusal the service marks retryable (D6). @default 0 */
   retries?: number | undefined;
+  /**
+   * Where to tell connecting, connected, refused, retrying and closing (`console`, pino...),
+   * secrets redacted; `DEBUG=cloud-browser:connect` prints the same to standard error.
+   */
+  logger?: Logger | undefined;
 }
 
 /** A connected cloud browser session. */
@@ -102,10 +108,16 @@ export async function establish<B>(
     keepAlive: [connect.keepAlive, { min: 0, max: 3600, integer: false, unit: 'seconds' }],
     retries: [connect.retries, { min: 0, max: 10, unit: 'retries' }],
   });
+  if (connect.logger !== undefined && !isLogger(connect.logger)) {
+    issues.push({ option: 'logger', message: '`logger` must have debug, info and warn functions (console has)' });
+  }
   if (issues.length > 0) throw new ConfigError('connect options', issues);
   const url = browserUrlOf(options);
+  const log = logFor('connect', connect.logger);
   const retries = connect.retries ?? CONNECT_DEFAULTS.retries;
   for (let attempt = 0; ; attempt++) {
+    const started = Date.now();
+    log('debug', `connecting ${library} to ${redactUrl(url)}${attempt > 0 ? ` (retry ${attempt} of ${retries})` : ''}`);
     try {
       const opened = await openSession(url, connect);
       const parts = start(opened);
@@ -117,12 +129,19 @@ export async function establish<B>(
         connect.signal,
         connect.timeout ?? CONNECT_DEFAULTS.timeout,
       );
-      return makeSession(opened, browser, () => parts.cleanup(browser));
+      log('info', `connected ${library}: run ${opened.socket.runId ?? '(none)'} in ${Date.now() - started} ms`);
+      return makeSession(opened, browser, () => parts.cleanup(browser), log);
     } catch (error) {
       const retryable = error instanceof ServiceError && error.is_retryable;
-      if (!retryable || attempt >= retries || connect.signal?.aborted) throw error;
+      const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      if (!retryable || attempt >= retries || connect.signal?.aborted) {
+        log('warn', `refused: ${why}${retryable ? ` (no retry left of ${retries})` : ''}`);
+        throw error;
+      }
       const backoff = Math.min(10_000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
-      await sleep(Math.max(backoff, (error.retry_delay ?? 0) * 1000), connect.signal);
+      const wait = Math.round(Math.max(backoff, (error.retry_delay ?? 0) * 1000));
+      log('warn', `refused: ${why}; retrying in ${wait} ms (${attempt + 1} of ${retries})`);
+      await sleep(wait, connect.signal);
     }
   }
 }
@@ -181,11 +200,16 @@ export function makeSession<B>(
   opened: OpenedSession,
   browser: B,
   closeLibrary: () => Promise<void>,
+  log: Log = () => {},
 ): CloudBrowserSession<B> {
   const { socket } = opened;
+  void socket.closed.then((closed) =>
+    log(closed.closeCode === 1000 ? 'info' : 'warn', `closed: code ${closed.closeCode} ${closed.reason}`.trim()),
+  );
   let ending: Promise<void> | undefined;
   const end = (kill: boolean) => {
     ending ??= (async () => {
+      log('debug', kill ? 'closing: ending the remote browser' : 'disconnecting: leaving the remote browser running');
       if (kill && !socket.error) {
         socket.send(JSON.stringify({ id: RESERVED_CDP_ID, method: 'Browser.close' }));
         const timer = setTimeout(() => void socket.close(1000, 'closed by client'), 5000);

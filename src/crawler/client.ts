@@ -7,6 +7,7 @@ import { meros } from 'meros/browser';
 import { ConfigError, type ConfigIssue, CrawlerError, isServiceError, ServiceError, TimeoutError } from '../errors.js';
 import { show } from '../internal/issues.js';
 import { numberIssues } from '../internal/knobs.js';
+import type { Logger } from '../internal/log.js';
 import { registerSecret } from '../internal/redact.js';
 import {
   type CallOptions,
@@ -56,6 +57,11 @@ export interface CrawlerClientOptions {
   clock?: Clock | undefined;
   /** Jitter of the retry backoff, in [0, 1). @default Math.random */
   random?: (() => number) | undefined;
+  /**
+   * Where to tell each call, refusal and retry (`console`, pino...), secrets redacted;
+   * `DEBUG=cloud-browser:crawler` prints the same to standard error.
+   */
+  logger?: Logger | undefined;
 }
 
 /** Defaults of {@link CrawlerClientOptions} and of the methods' options. */
@@ -176,7 +182,7 @@ export class CrawlerClient {
     }
     refuse('crawler client options', issues);
     this.baseUrl = (baseUrl as string).replace(/\/+$/, '');
-    this.#http = serviceClientFor(options, key as string, this.baseUrl, CRAWLER_CLIENT_DEFAULTS);
+    this.#http = serviceClientFor(options, key as string, this.baseUrl, CRAWLER_CLIENT_DEFAULTS, 'crawler');
   }
 
   #request(method: string, path: string, spec: RequestSpec): Promise<Response> {

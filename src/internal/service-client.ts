@@ -6,6 +6,7 @@
 import { type ConfigIssue, ConnectionError, parseRetryAfter, ServiceError } from '../errors.js';
 import { Call } from './call.js';
 import { numberIssues } from './knobs.js';
+import { isLogger, type Log, type LogChannel, type Logger, logFor } from './log.js';
 import { redact, registerSecret } from './redact.js';
 import { sleep } from './sleep.js';
 
@@ -58,6 +59,8 @@ export interface ServiceClientOptions {
   timeout: number;
   clock?: Clock | undefined;
   random?: (() => number) | undefined;
+  /** Where each call, refusal and retry is told. */
+  log?: Log | undefined;
 }
 
 const realClock: Clock = { now: () => Date.now(), sleep };
@@ -67,11 +70,14 @@ const realClock: Clock = { now: () => Date.now(), sleep };
  * the retry and timeout knobs.
  */
 export function clientIssues(
-  options: { maxRetries?: unknown; timeout?: unknown },
+  options: { maxRetries?: unknown; timeout?: unknown; logger?: unknown },
   key: string | undefined,
   envName: string,
 ): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
+  if (options.logger !== undefined && !isLogger(options.logger)) {
+    issues.push({ option: 'logger', message: '`logger` must have debug, info and warn functions (console has)' });
+  }
   if (!key) issues.push({ option: 'key', message: `\`key\` is required: pass it, or set ${envName}` });
   issues.push(
     ...numberIssues({
@@ -90,6 +96,7 @@ export interface ClientKnobs {
   timeout?: number | undefined;
   clock?: Clock | undefined;
   random?: (() => number) | undefined;
+  logger?: Logger | undefined;
 }
 
 /** A {@link ServiceClient} from a client's checked options and its defaults. */
@@ -98,6 +105,7 @@ export function serviceClientFor(
   key: string,
   baseUrl: string,
   defaults: { maxRetries: number; timeout: number },
+  channel: LogChannel,
 ): ServiceClient {
   return new ServiceClient({
     key,
@@ -107,6 +115,7 @@ export function serviceClientFor(
     timeout: options.timeout ?? defaults.timeout,
     clock: options.clock,
     random: options.random,
+    log: logFor(channel, options.logger),
   });
 }
 
@@ -120,6 +129,7 @@ export class ServiceClient {
   readonly #maxRetries: number;
   readonly #timeout: number;
   readonly #random: () => number;
+  readonly #log: Log;
 
   constructor(options: ServiceClientOptions) {
     registerSecret(options.key);
@@ -131,6 +141,7 @@ export class ServiceClient {
     this.#timeout = options.timeout;
     this.clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
+    this.#log = options.log ?? (() => {});
   }
 
   /** Printing the client never shows the key. */
@@ -148,9 +159,11 @@ export class ServiceClient {
     for (let attempt = 0; ; attempt++) {
       if (spec.signal?.aborted) throw spec.signal.reason;
       const call = new Call(method, path, this.#timeout, spec.signal);
+      const started = this.clock.now();
       let outcome: Failure;
       try {
         const res = await this.#fetch(url, this.#init(method, spec, call.signal));
+        this.#log('debug', `${method} ${path} ${res.status} in ${this.clock.now() - started} ms`);
         if (res.ok) return spec.streaming ? call.stream(res) : await call.read(res);
         outcome = await this.#refusal(res, spec.retry);
       } catch (error) {
@@ -160,8 +173,17 @@ export class ServiceClient {
         call.settle();
       }
       limit = outcome.retryTimes ?? limit;
-      if (!outcome.retryable || attempt >= limit) throw outcome.error;
-      await this.clock.sleep(this.#backoff(attempt, outcome.waitMs), spec.signal);
+      const why = outcome.error instanceof Error ? outcome.error.message.split('\n')[0] : String(outcome.error);
+      if (!outcome.retryable || attempt >= limit) {
+        this.#log('warn', `${method} ${path} refused: ${why}`);
+        throw outcome.error;
+      }
+      const wait = this.#backoff(attempt, outcome.waitMs);
+      this.#log(
+        'warn',
+        `${method} ${path} refused: ${why}; retrying in ${Math.round(wait)} ms (${attempt + 1} of ${limit})`,
+      );
+      await this.clock.sleep(wait, spec.signal);
     }
   }
 
