@@ -1,7 +1,8 @@
 /**
- * Against the emulator, in one run: (a) connect-to-first-navigation through our connectors
- * vs the bare library on the same URL, median of 20 each; (b) 20 full-page 1920x5000
- * screenshots through our connection vs bare. Playwright and Puppeteer alike.
+ * Against the emulator, in one run, each the median of paired rounds (alternating which side
+ * goes first): (a) connect-to-first-navigation through our connectors vs the bare library on
+ * the same URL, 20 rounds; (b) a full-page 1920x5000 screenshot through our connection vs bare,
+ * 20 rounds. Playwright and Puppeteer alike.
  * Goals: (a) ratio at most 1.10, (b) at most 1.05.
  * (c) Time to a connected session: our connector to the emulator (a session with no launch
  * flag, served by its warm pool) vs launching Chromium yourself (`chromium.launch()`,
@@ -82,27 +83,30 @@ async function untilIdle() {
 }
 
 for (const lib of libs) {
-  const times: Record<'ours' | 'bare', number[]> = { ours: [], bare: [] };
-  for (let i = 0; i < ROUNDS * 2; i++) {
-    const which = i % 2 === 0 ? 'ours' : 'bare';
+  const navigate = async (which: 'ours' | 'bare') => {
     await untilIdle();
     const start = performance.now();
     const conn = await lib[which]();
     const page = await conn.page();
     await page.goto(`${origin}/`);
-    times[which].push(performance.now() - start);
+    const ms = performance.now() - start;
     await conn.close();
-  }
-  const a = median(times.ours) / median(times.bare);
+    return ms;
+  };
+  const nav = await pairedRounds(
+    ROUNDS,
+    () => navigate('ours'),
+    () => navigate('bare'),
+    (ms) => ms,
+  );
   report(
     `connect: ${lib.name} connect-to-first-navigation, ours vs bare`,
-    a,
+    nav.ratio,
     '<= 1.10',
-    a <= 1.1,
-    `median ours ${median(times.ours).toFixed(1)} ms, bare ${median(times.bare).toFixed(1)} ms, ${ROUNDS} each`,
+    nav.ratio <= 1.1,
+    `median of ${ROUNDS} paired rounds; median ours ${median(nav.ours).toFixed(1)} ms, bare ${median(nav.bare).toFixed(1)} ms`,
   );
 
-  const shots: Record<'ours' | 'bare', number> = { ours: 0, bare: 0 };
   const conns = { ours: await lib.ours(), bare: await lib.bare() };
   const pages = { ours: await conns.ours.page(), bare: await conns.bare.page() };
   let bytes = 0;
@@ -110,22 +114,26 @@ for (const lib of libs) {
     await pages[which].goto(`${origin}/tall`);
     await pages[which].screenshot({ fullPage: true, type: 'png' });
   }
-  for (let i = 0; i < SHOTS * 2; i++) {
-    const which = i % 2 === 0 ? 'ours' : 'bare';
+  const shoot = async (which: 'ours' | 'bare') => {
     const start = performance.now();
     const png = await pages[which].screenshot({ fullPage: true, type: 'png' });
-    shots[which] += performance.now() - start;
     bytes = png.length;
-  }
+    return performance.now() - start;
+  };
+  const shots = await pairedRounds(
+    SHOTS,
+    () => shoot('ours'),
+    () => shoot('bare'),
+    (ms) => ms,
+  );
   await conns.ours.close();
   await conns.bare.close();
-  const b = shots.ours / shots.bare;
   report(
-    `connect: ${lib.name} ${SHOTS} full-page 1920x5000 screenshots, ours vs bare`,
-    b,
+    `connect: ${lib.name} full-page 1920x5000 screenshots, ours vs bare`,
+    shots.ratio,
     '<= 1.05',
-    b <= 1.05,
-    `ours ${shots.ours.toFixed(0)} ms, bare ${shots.bare.toFixed(0)} ms, ${(bytes / 1024).toFixed(0)} KiB each`,
+    shots.ratio <= 1.05,
+    `median of ${SHOTS} paired rounds; median ours ${median(shots.ours).toFixed(0)} ms, bare ${median(shots.bare).toFixed(0)} ms, ${(bytes / 1024).toFixed(0)} KiB each`,
   );
 }
 
