@@ -155,7 +155,8 @@ addSessionOptions(
       await Promise.race([opened.socket.closed, new Promise((r) => setTimeout(r, 5000))]);
       process.stdout.write('session closed\n');
     } else {
-      process.stdout.write(`session ended: ${why.reason || `code ${why.closeCode}`}\n`);
+      const how = why.closeCode === 1000 ? 'normally' : `with code ${why.closeCode}`;
+      process.stdout.write(`session ended ${how}${why.reason ? `: ${why.reason}` : ''}\n`);
     }
     await relay.close();
     await opened.socket.close();

@@ -276,6 +276,17 @@ describe('against the emulator command', () => {
     expect(stdout).toContain('DONE: 20 visited');
   }, 60_000);
 
+  it('connect says a session closed by its client ended normally, not "code 1011", and exits 0', async () => {
+    const connect = await start(['connect', '--timeout', '120'], /holding the session/, env);
+    const endpoint = /cdp endpoint: (\S+)/.exec(connect.output())?.[1] ?? '';
+    const exited = new Promise<number | null>((resolve) => connect.child.once('exit', resolve));
+    const browser = await chromium.connectOverCDP(endpoint);
+    await browser.close(); // Browser.close through the relay: the remote browser ends
+    expect(await exited).toBe(0);
+    expect(connect.output()).toMatch(/session ended normally\n/);
+    expect(connect.output()).not.toMatch(/1011|1005|1006/);
+  }, 60_000);
+
   it('connect holds a session that other tools attach to, and closes it cleanly on Ctrl-C', async () => {
     const connect = await start(
       ['connect', '--vnc', '--vnc-password', 'vnc-cli-pw', '--timeout', '120', '--view'],
