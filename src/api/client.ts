@@ -6,11 +6,10 @@
 import { ConfigError, type ConfigIssue, ServiceError, TimeoutError } from '../errors.js';
 import { show, toConfigIssues } from '../internal/issues.js';
 import { numberIssues } from '../internal/knobs.js';
-import type { Logger } from '../internal/log.js';
 import { REDACTED, registerSecret } from '../internal/redact.js';
 import {
   type CallOptions,
-  type Clock,
+  type ClientKnobs,
   clientIssues,
   type RequestSpec,
   type ServiceClient,
@@ -31,23 +30,11 @@ import {
 } from './schema.js';
 
 /** Options of {@link CloudBrowserApi}. */
-export interface CloudBrowserApiOptions {
+export interface CloudBrowserApiOptions extends ClientKnobs {
   /** The API key, sent as `?key=`. @default process.env.CLOUD_API_KEY */
   key?: string | undefined;
   /** The cloud browser's address (`wss://…`); the REST host is its HTTP twin. @default process.env.CLOUD_BROWSER_URL */
   browserUrl?: string | URL | undefined;
-  fetch?: typeof fetch | undefined;
-  /** Milliseconds to wait on each answer. @default 60000 */
-  timeout?: number | undefined;
-  /** Retries of a retryable failure, 0 to 10. @default 3 */
-  maxRetries?: number | undefined;
-  clock?: Clock | undefined;
-  random?: (() => number) | undefined;
-  /**
-   * Where to tell each call, refusal and retry (`console`, pino...), secrets redacted;
-   * `DEBUG=cloud-browser:api` prints the same to standard error.
-   */
-  logger?: Logger | undefined;
 }
 
 /** Defaults of {@link CloudBrowserApiOptions}. */

@@ -7,10 +7,10 @@ import { meros } from 'meros/browser';
 import { ConfigError, type ConfigIssue, CrawlerError, isServiceError, ServiceError, TimeoutError } from '../errors.js';
 import { show } from '../internal/issues.js';
 import { numberIssues } from '../internal/knobs.js';
-import type { Logger } from '../internal/log.js';
 import { registerSecret } from '../internal/redact.js';
 import {
   type CallOptions,
+  type ClientKnobs,
   type Clock,
   clientIssues,
   type RequestSpec,
@@ -38,30 +38,11 @@ import {
 } from './wire.js';
 
 /** Options of {@link CrawlerClient}. */
-export interface CrawlerClientOptions {
+export interface CrawlerClientOptions extends ClientKnobs {
   /** The API key, sent as the `key` query parameter. @default process.env.CLOUD_API_KEY */
   key?: string | undefined;
   /** The service's base URL. @default process.env.CLOUD_API_URL */
   baseUrl?: string | undefined;
-  /** A `fetch` to use instead of the global one. */
-  fetch?: typeof fetch | undefined;
-  /** Retries of a retryable failure, 0 to 10, unless the service says `retry_times`. @default 3 */
-  maxRetries?: number | undefined;
-  /**
-   * Milliseconds to wait on the service: for an answer, read whole, or, for a stream (an
-   * artifact, a prompt answer), for each next chunk. A slow but steady download never times out.
-   * @default 60000
-   */
-  timeout?: number | undefined;
-  /** @default the real clock */
-  clock?: Clock | undefined;
-  /** Jitter of the retry backoff, in [0, 1). @default Math.random */
-  random?: (() => number) | undefined;
-  /**
-   * Where to tell each call, refusal and retry (`console`, pino...), secrets redacted;
-   * `DEBUG=cloud-browser:crawler` prints the same to standard error.
-   */
-  logger?: Logger | undefined;
 }
 
 /** Defaults of {@link CrawlerClientOptions} and of the methods' options. */

@@ -89,13 +89,27 @@ export function clientIssues(
 }
 const RETRY_STATUSES = new Set([408, 429]);
 
-/** What a REST client's own options give its {@link ServiceClient}. */
+/** The options every REST client takes besides its key and address (checked by {@link clientIssues}). */
 export interface ClientKnobs {
+  /** A `fetch` to use instead of the global one. */
   fetch?: typeof fetch | undefined;
+  /** Retries of a retryable failure, 0 to 10, unless the service says `retry_times`. @default 3 */
   maxRetries?: number | undefined;
+  /**
+   * Milliseconds to wait on the service: for an answer, read whole, or, for a stream (an
+   * artifact, a recording, a prompt answer), for each next chunk. A slow but steady download
+   * never times out. @default 60000
+   */
   timeout?: number | undefined;
+  /** @default the real clock */
   clock?: Clock | undefined;
+  /** Jitter of the retry backoff, in [0, 1). @default Math.random */
   random?: (() => number) | undefined;
+  /**
+   * Where to tell each call, refusal and retry (`console`, pino...), secrets redacted;
+   * `DEBUG=cloud-browser:api` (CloudBrowserApi) or `cloud-browser:crawler` (CrawlerClient)
+   * prints the same to standard error.
+   */
   logger?: Logger | undefined;
 }
 
