@@ -63,7 +63,16 @@ beforeAll(async () => {
   project = mkdtempSync(join(tmpdir(), 'cloud-browser-readme-'));
   mkdirSync(join(project, 'node_modules'));
   symlinkSync(ROOT, join(project, 'node_modules', 'cloud-browser'), 'dir');
-  for (const name of ['@types', 'playwright-core', 'puppeteer-core', '@playwright', 'express', 'hono', 'tsx']) {
+  for (const name of [
+    '@types',
+    'playwright-core',
+    'puppeteer-core',
+    '@playwright',
+    'express',
+    'hono',
+    'fastify',
+    'tsx',
+  ]) {
     symlinkSync(join(ROOT, 'node_modules', name), join(project, 'node_modules', name), 'dir');
   }
   // `import … from 'playwright'`: the same API as playwright-core.
@@ -125,6 +134,37 @@ describe('the README', () => {
     // block-<line>.ts(row,col): the README line is <line> + row.
     expect(output).toBe('');
   }, 120_000);
+
+  it('runs the Fastify recipe on real deliveries: gzip and identity verified, an unsigned one refused', async () => {
+    const block = BLOCKS.find((b) => b.code.includes("from 'fastify'"));
+    expect(block).toBeDefined();
+    const code = (block?.code ?? '').replace('port: 8080', "port: 0, host: '127.0.0.1'");
+    const file = join(project, `run-${block?.line}.ts`);
+    writeFileSync(
+      file,
+      `const secrets = ['whsec-readme-fastify'];
+const delivered: unknown[] = [];
+const onDelivery = (d: { json(): unknown }) => { delivered.push(d.json()); };
+${code}
+const { signDelivery } = await import('cloud-browser/webhooks');
+const port = (fastify.server.address() as { port: number }).port;
+const post = (headers: Record<string, string>, body: Uint8Array) =>
+  fetch(\`http://127.0.0.1:\${port}/webhook\`, { method: 'POST', headers, body }).then((r) => r.status);
+for (const contentEncoding of ['identity', 'gzip'] as const) {
+  const d = signDelivery({ body: { event: contentEncoding }, secret: secrets[0] as string, resourceType: 'crawl', contentEncoding });
+  console.log(contentEncoding, await post(d.headers, d.body));
+}
+console.log('unsigned', await post({ 'X-Service-Webhook-Resource-Type': 'crawl', 'content-type': 'application/json' }, new TextEncoder().encode('{}')));
+console.log('delivered', JSON.stringify(delivered));
+process.exit(0);
+`,
+    );
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', file], {
+      cwd: project,
+      timeout: 60_000,
+    });
+    expect(stdout).toBe('identity 200\ngzip 200\nunsigned 401\ndelivered [{"event":"identity"},{"event":"gzip"}]\n');
+  }, 90_000);
 
   it.each(RUNNABLE)(
     'runs the block that %s, against the emulator',
