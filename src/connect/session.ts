@@ -8,7 +8,7 @@ import {
   TimeoutError,
 } from '../errors.js';
 import { numberIssues } from '../internal/knobs.js';
-import { isLogger, type Log, type Logger, logFor } from '../internal/log.js';
+import { type Log, type Logger, logFor, loggerIssues } from '../internal/log.js';
 import { redact, redactUrl } from '../internal/redact.js';
 import { sleep } from '../internal/sleep.js';
 import { projectSalt } from '../session/salt.js';
@@ -108,9 +108,7 @@ export async function establish<B>(
     keepAlive: [connect.keepAlive, { min: 0, max: 3600, integer: false, unit: 'seconds' }],
     retries: [connect.retries, { min: 0, max: 10, unit: 'retries' }],
   });
-  if (connect.logger !== undefined && !isLogger(connect.logger)) {
-    issues.push({ option: 'logger', message: '`logger` must have debug, info and warn functions (console has)' });
-  }
+  issues.push(...loggerIssues(connect.logger));
   if (issues.length > 0) throw new ConfigError('connect options', issues);
   const url = browserUrlOf(options);
   const log = logFor('connect', connect.logger);

@@ -191,10 +191,10 @@ export class CdpPipe {
    * first and `sessionId` last), so a screenshot of megabytes is neither parsed nor decoded; an
    * event without a session (the root's, rare) or a message in any other shape is parsed.
    */
-  private dispatch(message: Buffer): void {
+  private dispatch(message: Buffer, reordered = false): void {
     const head = ANSWER_HEAD.exec(message.subarray(0, 24).toString('latin1'));
     const tail = SESSION_TAIL.exec(message.subarray(-TAIL_BYTES).toString('latin1'));
-    if (!head && !tail) return this.dispatchParsed(message);
+    if (!head && !tail) return reordered ? undefined : this.dispatchParsed(message);
     const session = tail?.[1];
     /** The message without its `sessionId` when it is `channel`'s browser session (the client never named it). */
     const body = (channel: Channel, from = 0) =>
@@ -220,36 +220,26 @@ export class CdpPipe {
     owner.deliver(Buffer.concat(body(owner)));
   }
 
-  /** The slow path: a message whose id or session is not where Chromium usually writes them. */
+  /**
+   * The slow path: a message whose id or session is not where Chromium usually writes them is
+   * written again in that order (id first, sessionId last) and dispatched once more. One with
+   * neither is the root session's own (no client's).
+   */
   private dispatchParsed(message: Buffer): void {
-    let parsed: { id?: number; sessionId?: string; method?: string; params?: { sessionId?: string } };
+    let parsed: Record<string, unknown>;
     try {
       parsed = JSON.parse(message.toString('utf8'));
     } catch {
       return;
     }
     const { id, sessionId, ...rest } = parsed;
-    if (id !== undefined) {
-      const pending = this.pending.get(id);
-      this.pending.delete(id);
-      if (!pending) return;
-      if (pending.done) return pending.done(parsed as { result?: Record<string, unknown> });
-      const result = (parsed as { result?: { sessionId?: string } }).result;
-      if (pending.method.startsWith('Target.attachTo') && result?.sessionId) {
-        this.owners.set(result.sessionId, pending.channel);
-      }
-      const own = sessionId === undefined || sessionId === pending.channel.session;
-      pending.channel.deliver(
-        Buffer.from(JSON.stringify(own ? { id: pending.id, ...rest } : { ...parsed, id: pending.id })),
-      );
-      return;
-    }
-    const owner = sessionId === undefined ? undefined : this.owners.get(sessionId);
-    if (!owner) return;
-    if (parsed.method === 'Target.attachedToTarget' || parsed.method === 'Target.detachedFromTarget') {
-      this.track(owner, message);
-    }
-    owner.deliver(Buffer.from(JSON.stringify(sessionId === owner.session ? rest : parsed)));
+    if (typeof id !== 'number' && typeof sessionId !== 'string') return;
+    const ordered = {
+      ...(typeof id === 'number' ? { id } : {}),
+      ...rest,
+      ...(typeof sessionId === 'string' ? { sessionId } : {}),
+    };
+    this.dispatch(Buffer.from(JSON.stringify(ordered)), true);
   }
 
   private isTargetEvent(message: Buffer): boolean {

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { CloudBrowserError } from '../errors.js';
 import { CdpPipe } from './cdp-pipe.js';
-import { folderPrefix, watchFolder, watchProcess } from './reaper.js';
+import { folderPrefix, killGroup, watchFolder, watchProcess } from './reaper.js';
 
 /** Where a system Chromium or Chrome usually lives. */
 const SYSTEM_BROWSERS = [
@@ -116,13 +116,7 @@ export async function launchChromium(
     child.once('error', gone);
   });
   const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    }
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) killGroup(child.pid);
     await exited;
   };
   try {

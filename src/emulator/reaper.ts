@@ -37,17 +37,20 @@ export function watchFolder(folder: string): () => void {
   return () => folders.delete(folder);
 }
 
+/** SIGKILL the process group `pid` leads, or the process alone where there is no group. */
+export function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {} // Gone already.
+  }
+}
+
 /** Kill every watched process and remove every watched folder, now. */
 function reap(): void {
-  for (const pid of processes) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {}
-    }
-  }
+  for (const pid of processes) killGroup(pid);
   processes.clear();
   for (const folder of folders) {
     try {

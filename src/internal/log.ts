@@ -6,6 +6,7 @@
  * `cloud-browser:crawler`), as the `debug` package reads it. Every line passes through the
  * redaction that errors use: no key, password or vault key is ever logged.
  */
+import type { ConfigIssue } from '../errors.js';
 import { redact } from './redact.js';
 
 /** A logger: `console` is one. */
@@ -53,14 +54,15 @@ export function logFor(channel: LogChannel, logger: Logger | undefined): Log {
   };
 }
 
-/** Whether `value` can log: an object with `debug`, `info` and `warn` functions. */
-export function isLogger(value: unknown): value is Logger {
+/** The problem with a `logger` option that cannot log (debug, info and warn functions): none, or one. */
+export function loggerIssues(value: unknown): ConfigIssue[] {
   const v = value as Partial<Logger> | undefined;
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    typeof v.debug === 'function' &&
-    typeof v.info === 'function' &&
-    typeof v.warn === 'function'
-  );
+  const ok =
+    value === undefined ||
+    (typeof v === 'object' &&
+      v !== null &&
+      typeof v.debug === 'function' &&
+      typeof v.info === 'function' &&
+      typeof v.warn === 'function');
+  return ok ? [] : [{ option: 'logger', message: '`logger` must have debug, info and warn functions (console has)' }];
 }

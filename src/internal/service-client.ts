@@ -6,7 +6,7 @@
 import { type ConfigIssue, ConnectionError, parseRetryAfter, ServiceError } from '../errors.js';
 import { Call } from './call.js';
 import { numberIssues } from './knobs.js';
-import { isLogger, type Log, type LogChannel, type Logger, logFor } from './log.js';
+import { type Log, type LogChannel, type Logger, logFor, loggerIssues } from './log.js';
 import { redact, registerSecret } from './redact.js';
 import { sleep } from './sleep.js';
 
@@ -75,9 +75,7 @@ export function clientIssues(
   envName: string,
 ): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  if (options.logger !== undefined && !isLogger(options.logger)) {
-    issues.push({ option: 'logger', message: '`logger` must have debug, info and warn functions (console has)' });
-  }
+  issues.push(...loggerIssues(options.logger));
   if (!key) issues.push({ option: 'key', message: `\`key\` is required: pass it, or set ${envName}` });
   issues.push(
     ...numberIssues({

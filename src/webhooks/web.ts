@@ -53,12 +53,25 @@ function formatOf(name: string): string {
   if (typeof DecompressionStream === 'undefined')
     throw unsupportedEncoding(name, 'this runtime has no DecompressionStream');
   if (!format) throw unsupportedEncoding(name, 'this receiver undoes gzip, deflate and br (where the runtime can)');
-  try {
-    new DecompressionStream(format as CompressionFormat);
-  } catch {
+  if (!decodable(format))
     throw unsupportedEncoding(name, `this runtime's DecompressionStream cannot undo it (${format})`);
-  }
   return format;
+}
+
+/** Whether this runtime's DecompressionStream takes `format`, tried once per format. */
+const support = new Map<string, boolean>();
+function decodable(format: string): boolean {
+  let ok = support.get(format);
+  if (ok === undefined) {
+    try {
+      new DecompressionStream(format as CompressionFormat);
+      ok = true;
+    } catch {
+      ok = false;
+    }
+    support.set(format, ok);
+  }
+  return ok;
 }
 
 /** Read a stream whole, refusing it past `max` bytes (`where` says on the wire or decoded). */
@@ -108,6 +121,21 @@ async function decode(wire: Uint8Array, formats: string[], max: number): Promise
 const encoder = new TextEncoder();
 
 /** Whether HMAC-SHA256 of `prefix + data` under one of `secrets` is one of `signatures`. */
+/** The secrets as HMAC keys, imported once per set of prepared options. */
+const keysOf = new WeakMap<readonly string[], Promise<CryptoKey[]>>();
+function hmacKeys(secrets: readonly string[]): Promise<CryptoKey[]> {
+  let keys = keysOf.get(secrets);
+  if (!keys) {
+    keys = Promise.all(
+      secrets.map((secret) =>
+        crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']),
+      ),
+    );
+    keysOf.set(secrets, keys);
+  }
+  return keys;
+}
+
 async function signedBy(
   secrets: readonly string[],
   prefix: string,
@@ -121,10 +149,7 @@ async function signedBy(
     message.set(data, head.byteLength);
   }
   const expected = signatures.map((hex) => Uint8Array.from(hex.match(/../g) ?? [], (b) => Number.parseInt(b, 16)));
-  for (const secret of secrets) {
-    const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
-      'verify',
-    ]);
+  for (const key of await hmacKeys(secrets)) {
     // subtle.verify compares in constant time.
     for (const signature of expected) {
       if (await crypto.subtle.verify('HMAC', key, signature as BufferSource, message as BufferSource)) return true;
