@@ -13,10 +13,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
-import { connectPlaywright } from '../src/connect/playwright.js';
-import { connectPuppeteer } from '../src/connect/puppeteer.js';
-import { findChromium, startEmulator } from '../src/emulator/index.js';
-import { buildBrowserUrl } from '../src/index.js';
+import { connectPlaywright } from '../packages/cloud-browser/src/connect/playwright.js';
+import { connectPuppeteer } from '../packages/cloud-browser/src/connect/puppeteer.js';
+import { buildBrowserUrl } from '../packages/cloud-browser/src/index.js';
+import { findChromium, startEmulator } from '../packages/emulator/src/index.js';
 import { median, pairedRounds, report, showRatios } from './lib.js';
 
 const ROUNDS = 20;

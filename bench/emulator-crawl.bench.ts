@@ -5,8 +5,8 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CrawlerClient } from '../src/crawler/index.js';
-import { startEmulator } from '../src/emulator/index.js';
+import { CrawlerClient } from '../packages/cloud-browser/src/crawler/index.js';
+import { startEmulator } from '../packages/emulator/src/index.js';
 import { median, pairedRounds, report, showRatios } from './lib.js';
 
 const PAGES = 2000;

@@ -3,7 +3,7 @@
  * hand-written `URLSearchParams` encoding of the same options, in the same run.
  * Goal: validation costs less than 5x the bare encoding.
  */
-import { buildBrowserUrl } from '../src/index.js';
+import { buildBrowserUrl } from '../packages/cloud-browser/src/index.js';
 import { median, opsPerSecond, pairedRounds, report, showRatios } from './lib.js';
 
 const options = {

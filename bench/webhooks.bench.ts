@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { serveWebhooks, signDelivery } from '../src/webhooks/index.js';
+import { serveWebhooks, signDelivery } from '../packages/cloud-browser/src/webhooks/index.js';
 import { median, pairedRounds, report, showRatios } from './lib.js';
 
 const MiB = 1 << 20;

@@ -14,7 +14,7 @@ import {
   ServerError,
   ServiceError,
   UnprocessableEntityError,
-} from '../src/index.js';
+} from '../packages/cloud-browser/src/index.js';
 
 describe('ServiceError.generate', () => {
   it('reads every field of spec part 7', () => {
@@ -96,18 +96,33 @@ describe('ServiceError.generate', () => {
   });
 
   it.each([
-    'ERR::CRAWLER::REFRESH_NOT_ENABLED',
-    'ERR::CRAWLER::REFRESH_IN_PROGRESS',
-    'ERR::CRAWLER::REFRESH_INTERVAL_INVALID',
-    'ERR::CRAWLER::SEARCH_NOT_ENABLED',
-    'ERR::CRAWLER::SEARCH_NOT_READY',
-    'ERR::CRAWLER::SEARCH_TOO_MANY_CRAWLS',
-  ])('makes %s a CrawlerError whatever the status', (code) => {
-    const e = ServiceError.generate({ code, message: 'no', http_status_code: 409 });
-    expect(e).toBeInstanceOf(CrawlerError);
+    ['ERR::CRAWLER::REFRESH_IN_PROGRESS', 409, ConflictError],
+    ['ERR::CRAWLER::SEARCH_NOT_READY', 409, ConflictError],
+    ['ERR::CRAWLER::NOT_FOUND', 404, NotFoundError],
+    ['ERR::CRAWLER::TOO_MANY_REQUESTS', 429, RateLimitError],
+    ['ERR::CRAWLER::REFRESH_INTERVAL_INVALID', 400, BadRequestError],
+    ['ERR::CRAWLER::SEARCH_FAILED', 503, ServerError],
+  ] as const)('makes %s with status %i the class of its status, and still a crawler error', (code, status, Class) => {
+    const e = ServiceError.generate({ code, message: 'no', http_status_code: status });
+    expect(e).toBeInstanceOf(Class);
+    expect(e.name).toBe(Class.name);
     expect(isCrawlerError(e)).toBe(true);
     expect(isServiceError(e)).toBe(true);
-    expect(e.http_status_code).toBe(409);
+    expect(e.code).toBe(code);
+    expect(e.http_status_code).toBe(status);
+  });
+
+  it('makes a crawler code whose status has no class of its own a CrawlerError', () => {
+    const e = ServiceError.generate({ code: 'ERR::CRAWLER::SEARCH_NOT_ENABLED', message: 'no', http_status_code: 418 });
+    expect(e).toBeInstanceOf(CrawlerError);
+    expect(isCrawlerError(e)).toBe(true);
+  });
+
+  it('does not call an error of the browser or the API a crawler error', () => {
+    for (const code of ['ERR::BROWSER::NOT_FOUND', 'ERR::API::NOT_FOUND']) {
+      const e = ServiceError.generate({ code, message: 'no', http_status_code: 404 });
+      expect([e instanceof NotFoundError, isCrawlerError(e)]).toEqual([true, false]);
+    }
   });
 
   it('makes sense of a body that is not JSON', () => {

@@ -10,7 +10,7 @@ import {
   ServiceError,
   TimeoutError,
   vncCredentials,
-} from '../src/index.js';
+} from '../packages/cloud-browser/src/index.js';
 
 // Values never passed to registerSecret by this file before they are thrown, so the
 // patterns themselves are under test, not only the registry of known secrets.

@@ -7,11 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudBrowserApi } from '../src/api/client.js';
-import { connectPlaywright } from '../src/connect/playwright.js';
-import { type Emulator, startEmulator } from '../src/emulator/index.js';
-import { isConfigError } from '../src/index.js';
-import type { Logger } from '../src/internal/log.js';
+import { CloudBrowserApi } from '../packages/cloud-browser/src/api/client.js';
+import { connectPlaywright } from '../packages/cloud-browser/src/connect/playwright.js';
+import { isConfigError } from '../packages/cloud-browser/src/index.js';
+import type { Logger } from '../packages/cloud-browser/src/internal/log.js';
+import { type Emulator, startEmulator } from '../packages/emulator/src/index.js';
 import { rejection } from './support/rejection.js';
 
 const KEY = 'log-test-key-4f1e2d3c';

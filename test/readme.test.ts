@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../src/emulator/index.js';
+import { type Emulator, startEmulator } from '../packages/emulator/src/index.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -47,7 +47,7 @@ const RUNNABLE = [
   ['connects Puppeteer', /connectPuppeteer\(puppeteer, \{ timeout: 600/],
   [
     'starts an emulator',
-    /^import \{ startEmulator \} from 'cloud-browser\/emulator';\nconst emulator = await startEmulator\(\); \/\//,
+    /^import \{ startEmulator \} from 'cloud-browser-emulator';\nconst emulator = await startEmulator\(\); \/\//,
   ],
   ['sets a test suite up', /\/\/ vitest \/ jest global setup/],
   ['crawls, searches and prompts', /const crawler = new CrawlerClient\(\)/],
@@ -62,7 +62,8 @@ let origin = '';
 beforeAll(async () => {
   project = mkdtempSync(join(tmpdir(), 'cloud-browser-readme-'));
   mkdirSync(join(project, 'node_modules'));
-  symlinkSync(ROOT, join(project, 'node_modules', 'cloud-browser'), 'dir');
+  symlinkSync(join(ROOT, 'packages/cloud-browser'), join(project, 'node_modules', 'cloud-browser'), 'dir');
+  symlinkSync(join(ROOT, 'packages/emulator'), join(project, 'node_modules', 'cloud-browser-emulator'), 'dir');
   for (const name of [
     '@types',
     'playwright-core',

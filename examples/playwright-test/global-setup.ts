@@ -1,7 +1,7 @@
 /** Starts the emulator and a local site unless the environment names a real service. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startEmulator } from 'cloud-browser/emulator';
+import { startEmulator } from 'cloud-browser-emulator';
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
   const site = createServer((_req, res) => {

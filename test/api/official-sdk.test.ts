@@ -11,7 +11,7 @@ import puppeteer from 'puppeteer-core';
 import { ScrapflyClient } from 'scrapfly-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { eventually, puppeteerDriver } from '../support/drivers.js';
 import { type LoginSite, startLoginSite } from '../support/login-site.js';
 import { listenLoopback } from '../support/loopback.js';

@@ -8,12 +8,17 @@ import type { AddressInfo } from 'node:net';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { ScrapflyClient } from 'scrapfly-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudBrowserApi, isServiceError, isTimeoutError, type ServiceError } from '../../src/api/index.js';
-import { connectPlaywright } from '../../src/connect/playwright.js';
-import { findChromium } from '../../src/emulator/chromium.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { withDuration } from '../../src/emulator/recording/webm.js';
-import { isConfigError } from '../../src/index.js';
+import {
+  CloudBrowserApi,
+  isServiceError,
+  isTimeoutError,
+  type ServiceError,
+} from '../../packages/cloud-browser/src/api/index.js';
+import { connectPlaywright } from '../../packages/cloud-browser/src/connect/playwright.js';
+import { isConfigError } from '../../packages/cloud-browser/src/index.js';
+import { findChromium } from '../../packages/emulator/src/chromium.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
+import { withDuration } from '../../packages/emulator/src/recording/webm.js';
 import { rejection } from '../support/rejection.js';
 
 const COLOURS = { red: [230, 20, 20], green: [20, 200, 20], blue: [20, 20, 230] } as const;

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,15 +7,15 @@ import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
-import { connectPlaywright } from '../../src/connect/playwright.js';
-import { signDelivery } from '../../src/webhooks/index.js';
+import { connectPlaywright } from '../../packages/cloud-browser/src/connect/playwright.js';
+import { signDelivery } from '../../packages/cloud-browser/src/webhooks/index.js';
 import { type CrawlSite, startCrawlSite } from '../support/crawl-site.js';
 import { crawlBody } from '../support/deliveries.js';
 import { startUntil } from '../support/process.js';
 
 // The built command (npm test builds first), run as a child process as a person would.
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const bin = join(root, 'dist', 'cli.js');
+const bin = join(root, 'packages', 'cloud-browser', 'dist', 'cli.js');
 const KEY = 'cli-test-key-3b8f0c1d';
 const writeConfig = (config: object) => {
   const file = join(mkdtempSync(join(tmpdir(), 'cli-config-')), 'crawl.json');
@@ -137,7 +137,9 @@ describe('cloud-browser url', () => {
   });
 
   it('prints its version, exit 0', async () => {
-    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(join(root, 'packages', 'cloud-browser', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     const r = await cli(['--version']);
     expect([r.code, r.stdout.trim()]).toEqual([0, version]);
   });
@@ -446,19 +448,40 @@ describe('cloud-browser crawl start --config', () => {
 });
 
 describe('cloud-browser demo', () => {
-  it('from an installed package without Playwright, says what to install', async () => {
-    // The package as installed: dist and ws, no playwright-core.
-    const dir = mkdtempSync(join(tmpdir(), 'cli-installed-'));
-    cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true });
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'cloud-browser', type: 'module' }));
-    mkdirSync(join(dir, 'node_modules'));
-    symlinkSync(join(root, 'node_modules', 'ws'), join(dir, 'node_modules', 'ws'), 'dir');
-    const r = await promisify(execFile)(process.execPath, [join(dir, 'dist', 'cli.js'), 'demo'], {
+  /** Install a workspace package as npm would: its package.json and dist, its dependencies linked. */
+  function install(project: string, dir: string): void {
+    const manifest = JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) as {
+      name: string;
+      dependencies: Record<string, string>;
+    };
+    const target = join(project, 'node_modules', manifest.name);
+    mkdirSync(target, { recursive: true });
+    cpSync(join(root, 'packages', dir, 'dist'), join(target, 'dist'), { recursive: true });
+    cpSync(join(root, 'packages', dir, 'package.json'), join(target, 'package.json'));
+    for (const name of Object.keys(manifest.dependencies).filter((n) => !n.startsWith('cloud-browser'))) {
+      if (existsSync(join(project, 'node_modules', name))) continue;
+      mkdirSync(join(project, 'node_modules', name, '..'), { recursive: true });
+      symlinkSync(join(root, 'node_modules', name), join(project, 'node_modules', name), 'dir');
+    }
+  }
+  const demoIn = (project: string) =>
+    promisify(execFile)(process.execPath, [join(project, 'node_modules', 'cloud-browser', 'dist', 'cli.js'), 'demo'], {
       env: baseEnv(),
       timeout: 60_000,
     }).catch((e: { code: number; stderr: string }) => e);
-    expect(r).toMatchObject({ code: 1 });
-    expect((r as { stderr: string }).stderr).toContain('run `npm install playwright-core`');
+
+  it('from an installed client without the emulator, says which package to add; with it but without Playwright, says that', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'cli-installed-'));
+    install(project, 'cloud-browser');
+    const alone = await demoIn(project);
+    expect(alone).toMatchObject({ code: 1 });
+    expect((alone as { stderr: string }).stderr).toContain(
+      'in the package cloud-browser-emulator, which is not installed: add it with `npm install --save-dev cloud-browser-emulator`',
+    );
+    install(project, 'emulator');
+    const withEmulator = await demoIn(project);
+    expect(withEmulator).toMatchObject({ code: 1 });
+    expect((withEmulator as { stderr: string }).stderr).toContain('run `npm install playwright-core`');
   }, 90_000);
 
   it('runs the main job and exits 0', async () => {

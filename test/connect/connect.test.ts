@@ -4,10 +4,9 @@ import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectPlaywright } from '../../src/connect/playwright.js';
-import { type CdpTransport, connectPuppeteer } from '../../src/connect/puppeteer.js';
-import type { CloudBrowserSession } from '../../src/connect/session.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { connectPlaywright } from '../../packages/cloud-browser/src/connect/playwright.js';
+import { type CdpTransport, connectPuppeteer } from '../../packages/cloud-browser/src/connect/puppeteer.js';
+import type { CloudBrowserSession } from '../../packages/cloud-browser/src/connect/session.js';
 import {
   isAuthenticationError,
   isBadRequestError,
@@ -17,7 +16,8 @@ import {
   projectSalt,
   type ServiceError,
   type SessionClosedError,
-} from '../../src/index.js';
+} from '../../packages/cloud-browser/src/index.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { drivers, eventually, netHandles, processAlive } from '../support/drivers.js';
 import { rejection } from '../support/rejection.js';
 import { type Site, startSite } from '../support/site.js';
@@ -188,7 +188,7 @@ describe('server-side validation', () => {
   it('answers invalid options with 400 and the option named', async () => {
     const url = new URL(emulator.browserUrl);
     url.search = `api_key=${API_KEY}&timeout=99999`;
-    const { openCloudSocket } = await import('../../src/connect/socket.js');
+    const { openCloudSocket } = await import('../../packages/cloud-browser/src/connect/socket.js');
     const error = await rejection(openCloudSocket(url));
     expect(isBadRequestError(error)).toBe(true);
     expect((error as Error).message).toContain('`timeout` must be at most 1800');

@@ -2,11 +2,11 @@ import { inspect } from 'node:util';
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CloudBrowserApi } from '../../src/api/index.js';
-import { connectPlaywright } from '../../src/connect/playwright.js';
-import { connectPuppeteer } from '../../src/connect/puppeteer.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import type { BrowserUrlOptions } from '../../src/index.js';
+import { CloudBrowserApi } from '../../packages/cloud-browser/src/api/index.js';
+import { connectPlaywright } from '../../packages/cloud-browser/src/connect/playwright.js';
+import { connectPuppeteer } from '../../packages/cloud-browser/src/connect/puppeteer.js';
+import type { BrowserUrlOptions } from '../../packages/cloud-browser/src/index.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { closedPort, type FakeServer, startWsServer } from '../support/servers.js';
 
 // Secrets in every secret option of the session. Each failure path below is driven with

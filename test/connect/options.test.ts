@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CloudBrowserSession } from '../../src/connect/session.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import type { BrowserUrlOptions } from '../../src/index.js';
+import type { CloudBrowserSession } from '../../packages/cloud-browser/src/connect/session.js';
+import type { BrowserUrlOptions } from '../../packages/cloud-browser/src/index.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { drivers, eventually, playwrightDriver } from '../support/drivers.js';
 import { startHttpProxy, startSocksProxy, type TestProxy } from '../support/proxies.js';
 import { type Site, startSite } from '../support/site.js';

@@ -8,9 +8,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { connectPuppeteer } from '../../src/connect/puppeteer.js';
-import type { CloudBrowserSession } from '../../src/connect/session.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { connectPuppeteer } from '../../packages/cloud-browser/src/connect/puppeteer.js';
+import type { CloudBrowserSession } from '../../packages/cloud-browser/src/connect/session.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 
 const LOADS = 200;
 let emulator: Emulator;

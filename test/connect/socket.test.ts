@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openCloudSocket } from '../../src/connect/socket.js';
+import { openCloudSocket } from '../../packages/cloud-browser/src/connect/socket.js';
 import {
   isConfigError,
   isConnectionError,
   isSessionClosedError,
   isTimeoutError,
   type SessionClosedError,
-} from '../../src/index.js';
+} from '../../packages/cloud-browser/src/index.js';
 import { eventually, puppeteerDriver } from '../support/drivers.js';
 import { rejection } from '../support/rejection.js';
 import { closedPort, type FakeServer, startWsServer } from '../support/servers.js';

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Clock, CrawlerClient, toCrawlRequest } from '../../src/crawler/index.js';
+import { type Clock, CrawlerClient, toCrawlRequest } from '../../packages/cloud-browser/src/crawler/index.js';
 import {
   type CrawlerError,
   isConfigError,
@@ -10,7 +10,7 @@ import {
   isServiceError,
   isTimeoutError,
   type ServiceError,
-} from '../../src/index.js';
+} from '../../packages/cloud-browser/src/index.js';
 import { type CrawlerServer, json, type Reply, startCrawlerServer } from '../support/crawler-server.js';
 import { rejection } from '../support/rejection.js';
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CRAWLER_EVENTS, type CrawlConfig, toCrawlRequest } from '../../src/crawler/index.js';
-import { scanUrlList, URL_LINE } from '../../src/crawler/schema.js';
-import { isConfigError } from '../../src/index.js';
+import { CRAWLER_EVENTS, type CrawlConfig, toCrawlRequest } from '../../packages/cloud-browser/src/crawler/index.js';
+import { scanUrlList, URL_LINE } from '../../packages/cloud-browser/src/crawler/schema.js';
+import { isConfigError } from '../../packages/cloud-browser/src/index.js';
 
 function issues(config: unknown) {
   try {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Clock, CrawlerClient } from '../../src/crawler/index.js';
-import { type CrawlerError, isCrawlerError } from '../../src/index.js';
+import { type Clock, CrawlerClient } from '../../packages/cloud-browser/src/crawler/index.js';
+import { type CrawlerError, isCrawlerError } from '../../packages/cloud-browser/src/index.js';
 import { type LiveWire, startLiveWire } from '../support/live-wire.js';
 import { rejection } from '../support/rejection.js';
 

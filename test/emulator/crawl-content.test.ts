@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrawlerClient } from '../../src/crawler/index.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { CrawlerClient } from '../../packages/cloud-browser/src/crawler/index.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { all } from '../support/all.js';
 import { type Loopback, listenLoopback } from '../support/loopback.js';
 

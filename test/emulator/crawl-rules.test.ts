@@ -1,8 +1,8 @@
 /** The emulated crawler's pure rules: robots.txt (RFC 9309), page directives, URL normalisation, body types and encodings. */
 import { describe, expect, it } from 'vitest';
-import { bodyType, decodeText, detectEncoding } from '../../src/emulator/crawler/decode.js';
-import { pageDirectives, parseRobotsTxt, productToken } from '../../src/emulator/crawler/robots.js';
-import { normaliseUrl } from '../../src/emulator/crawler/urls.js';
+import { bodyType, decodeText, detectEncoding } from '../../packages/emulator/src/crawler/decode.js';
+import { pageDirectives, parseRobotsTxt, productToken } from '../../packages/emulator/src/crawler/robots.js';
+import { normaliseUrl } from '../../packages/emulator/src/crawler/urls.js';
 
 const ROBOTS = [
   'User-agent: FooBot',

@@ -3,8 +3,8 @@
  * crawler compliance suites asserted by the requests the site got, and by what the crawl records.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrawlerClient } from '../../src/crawler/index.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { CrawlerClient } from '../../packages/cloud-browser/src/crawler/index.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { all } from '../support/all.js';
 import { ENCODED, startTrapSite, type TrapSite } from '../support/trap-site.js';
 

@@ -1,9 +1,14 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrawlerClient } from '../../src/crawler/index.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { type CrawlerError, isCrawlerError, type ServiceError } from '../../src/index.js';
-import { type Delivery, parseCrawlEvent, serveWebhooks, type WebhookServer } from '../../src/webhooks/index.js';
+import { CrawlerClient } from '../../packages/cloud-browser/src/crawler/index.js';
+import { type CrawlerError, isCrawlerError, type ServiceError } from '../../packages/cloud-browser/src/index.js';
+import {
+  type Delivery,
+  parseCrawlEvent,
+  serveWebhooks,
+  type WebhookServer,
+} from '../../packages/cloud-browser/src/webhooks/index.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { all } from '../support/all.js';
 import { type CrawlSite, DOCS, startCrawlSite } from '../support/crawl-site.js';
 

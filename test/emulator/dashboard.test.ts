@@ -7,11 +7,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudBrowserApi } from '../../src/api/index.js';
-import { connectPlaywright } from '../../src/connect/playwright.js';
-import { CrawlerClient } from '../../src/crawler/index.js';
-import { findChromium } from '../../src/emulator/chromium.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { CloudBrowserApi } from '../../packages/cloud-browser/src/api/index.js';
+import { connectPlaywright } from '../../packages/cloud-browser/src/connect/playwright.js';
+import { CrawlerClient } from '../../packages/cloud-browser/src/crawler/index.js';
+import { findChromium } from '../../packages/emulator/src/chromium.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { type CrawlSite, startCrawlSite } from '../support/crawl-site.js';
 
 // Orange everywhere, and a button in the top left corner that says when it was clicked.

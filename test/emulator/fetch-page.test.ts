@@ -4,7 +4,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from '../../src/emulator/crawler/fetch-page.js';
+import {
+  FetchFailure,
+  type GetOptions,
+  PageFetcher,
+  RedirectRefused,
+} from '../../packages/emulator/src/crawler/fetch-page.js';
 import { rejection } from '../support/rejection.js';
 
 const MB = 1024 * 1024;

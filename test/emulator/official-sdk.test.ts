@@ -18,8 +18,7 @@ import {
   verifySignature,
 } from 'scrapfly-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrawlerClient } from '../../src/crawler/index.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { CrawlerClient } from '../../packages/cloud-browser/src/crawler/index.js';
 import {
   CRAWLER_EVENTS,
   type CrawlEventBody,
@@ -27,7 +26,8 @@ import {
   parseCrawlEvent,
   serveWebhooks,
   type WebhookServer,
-} from '../../src/webhooks/index.js';
+} from '../../packages/cloud-browser/src/webhooks/index.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { type CrawlSite, DOCS, startCrawlSite } from '../support/crawl-site.js';
 
 const SECRET = 'whsec-official-sdk-7d1f';

@@ -8,11 +8,11 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { type AddressInfo, createServer } from 'node:net';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectPlaywright } from '../../src/connect/playwright.js';
-import { findChromium } from '../../src/emulator/chromium.js';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { openVncView } from '../../src/emulator/vnc/index.js';
-import { projectSalt } from '../../src/session/salt.js';
+import { connectPlaywright } from '../../packages/cloud-browser/src/connect/playwright.js';
+import { projectSalt } from '../../packages/cloud-browser/src/session/salt.js';
+import { findChromium } from '../../packages/emulator/src/chromium.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
+import { openVncView } from '../../packages/emulator/src/vnc/index.js';
 import { remotePage } from '../support/remote-page.js';
 import { firstPicture, greet, init, pointer, RawRfb, securityResult, vencryptPlain } from '../support/rfb.js';
 

@@ -14,9 +14,15 @@ import fc from 'fast-check';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { allowedNetworks, inNetworks } from '../../src/emulator/vnc/access.js';
-import { InputMapper, jpegSize, openVncView, parseClientMessage, vncResponse } from '../../src/emulator/vnc/index.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
+import { allowedNetworks, inNetworks } from '../../packages/emulator/src/vnc/access.js';
+import {
+  InputMapper,
+  jpegSize,
+  openVncView,
+  parseClientMessage,
+  vncResponse,
+} from '../../packages/emulator/src/vnc/index.js';
 import { remotePage } from '../support/remote-page.js';
 
 const novncRoot = join(dirname(createRequire(import.meta.url).resolve('@novnc/novnc')), '..');

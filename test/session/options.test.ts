@@ -10,7 +10,7 @@ import {
   PROXY_POOLS,
   parseBrowserUrl,
   redactUrl,
-} from '../../src/index.js';
+} from '../../packages/cloud-browser/src/index.js';
 
 const browser_url = 'wss://browser.test/';
 const api_key = 'scp-test-0000000000000000000000000000000000';

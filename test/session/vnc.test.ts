@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isConfigError, projectSalt, vncCredentials } from '../../src/index.js';
+import { isConfigError, projectSalt, vncCredentials } from '../../packages/cloud-browser/src/index.js';
 
 describe('projectSalt', () => {
   it('holds the test vector of D4', () => {

@@ -1,5 +1,5 @@
 /** Crawl delivery bodies in the shape of D17, for receiver tests. */
-import type { CrawlerEvent } from '../../src/webhooks/index.js';
+import type { CrawlerEvent } from '../../packages/cloud-browser/src/webhooks/index.js';
 
 /** A `{event, payload}` body with the common fields every payload carries. */
 export function crawlBody(event: CrawlerEvent, crawl = 'c-1', extra: Record<string, unknown> = {}) {

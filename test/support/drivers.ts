@@ -1,9 +1,13 @@
 /** Playwright and Puppeteer behind one small interface, so each behaviour is tested with both. */
 import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
-import { type CloudBrowserSession, type ConnectOptions, connectPlaywright } from '../../src/connect/playwright.js';
-import { connectPuppeteer } from '../../src/connect/puppeteer.js';
-import type { BrowserUrlOptions } from '../../src/index.js';
+import {
+  type CloudBrowserSession,
+  type ConnectOptions,
+  connectPlaywright,
+} from '../../packages/cloud-browser/src/connect/playwright.js';
+import { connectPuppeteer } from '../../packages/cloud-browser/src/connect/puppeteer.js';
+import type { BrowserUrlOptions } from '../../packages/cloud-browser/src/index.js';
 
 export interface PageLike {
   goto(url: string): Promise<unknown>;

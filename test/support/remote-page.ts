@@ -1,7 +1,7 @@
 /** A Playwright session on the emulator at 800x600, with one page open at `url`: what a VNC viewer watches. */
 import { chromium } from 'playwright-core';
-import { connectPlaywright } from '../../src/connect/playwright.js';
-import type { Emulator } from '../../src/emulator/index.js';
+import { connectPlaywright } from '../../packages/cloud-browser/src/connect/playwright.js';
+import type { Emulator } from '../../packages/emulator/src/index.js';
 
 export async function remotePage(emulator: Emulator, url: string, options: Record<string, unknown>) {
   const session = await connectPlaywright(chromium, {

@@ -11,7 +11,7 @@ import {
   serveWebhooks,
   signDelivery,
   type WebhookServer,
-} from '../../src/webhooks/index.js';
+} from '../../packages/cloud-browser/src/webhooks/index.js';
 import { crawlBody } from '../support/deliveries.js';
 
 const SECRET = 'whsec-receiver-123456';

@@ -8,7 +8,7 @@ import {
   signDelivery,
   verifyDelivery,
   type WebhookError,
-} from '../../src/webhooks/index.js';
+} from '../../packages/cloud-browser/src/webhooks/index.js';
 
 const SECRET = 'whsec-first-0123456789';
 const SECOND = 'whsec-second-9876543210';

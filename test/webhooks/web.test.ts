@@ -10,9 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findChromium } from '../../src/emulator/chromium.js';
-import { type ContentEncoding, type SignOptions, signDelivery } from '../../src/webhooks/sign.js';
-import { createWebhookHandler, type WebDelivery } from '../../src/webhooks/web.js';
+import {
+  type ContentEncoding,
+  type SignOptions,
+  signDelivery,
+} from '../../packages/cloud-browser/src/webhooks/sign.js';
+import { createWebhookHandler, type WebDelivery } from '../../packages/cloud-browser/src/webhooks/web.js';
+import { findChromium } from '../../packages/emulator/src/chromium.js';
 
 const SECRET = 'whsec-web-receiver-1';
 const OLD_SECRET = 'whsec-web-receiver-0';
@@ -25,7 +29,7 @@ let page: Page;
 
 beforeAll(async () => {
   const result = await build({
-    entryPoints: [fileURLToPath(new URL('../../src/webhooks/web.ts', import.meta.url))],
+    entryPoints: [fileURLToPath(new URL('../../packages/cloud-browser/src/webhooks/web.ts', import.meta.url))],
     bundle: true,
     platform: 'browser',
     format: 'esm',
@@ -63,8 +67,9 @@ interface Outcome {
 function inChromium(headers: Record<string, string>, body: Uint8Array, maxBodyBytes?: number): Promise<Outcome> {
   return page.evaluate(
     async ({ headers, bytes, secrets, now, maxBodyBytes }) => {
-      const { createWebhookHandler } = (window as unknown as { receiver: typeof import('../../src/webhooks/web.js') })
-        .receiver;
+      const { createWebhookHandler } = (
+        window as unknown as { receiver: typeof import('../../packages/cloud-browser/src/webhooks/web.js') }
+      ).receiver;
       const delivered: { resourceType: string; text: string }[] = [];
       const handler = createWebhookHandler({
         secrets,
