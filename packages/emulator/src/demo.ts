@@ -13,7 +13,7 @@ import { env, Progress } from 'cloud-browser/internal';
 import { connectPlaywright, type PlaywrightChromium } from 'cloud-browser/playwright';
 import { parseCrawlEvent, serveWebhooks } from 'cloud-browser/webhooks';
 import type { Browser } from 'playwright-core';
-import { startEmulator } from './server.js';
+import { type Emulator, startEmulator } from './server.js';
 import { openVncView } from './vnc/index.js';
 
 const PAGES: Record<string, [string, string]> = {
@@ -81,7 +81,7 @@ export async function runDemo(out: (line: string) => void = (l) => process.stdou
     },
   });
   const emulator = await startEmulator({ webhooks: { demo: { url: receiver.url, secret } } });
-  const real = env('CLOUD_API_KEY') && env('CLOUD_BROWSER_URL');
+  const real = Boolean(env('CLOUD_API_KEY') && env('CLOUD_BROWSER_URL'));
   try {
     out(`emulator: browser ${emulator.browserUrl}  api ${emulator.apiUrl}`);
     out(
@@ -89,63 +89,8 @@ export async function runDemo(out: (line: string) => void = (l) => process.stdou
         ? '\n1. Cloud browser (the real service, from CLOUD_BROWSER_URL)'
         : '\n1. Cloud browser (the emulator, a real local Chromium)',
     );
-    const vncPassword = `demo-${randomBytes(4).toString('hex')}`;
-    const session = await connectPlaywright(
-      await playwrightChromium(),
-      real
-        ? { enable_vnc: true, vnc_password: vncPassword }
-        : { browser_url: emulator.browserUrl, api_key: emulator.apiKey, enable_vnc: true, vnc_password: vncPassword },
-      { retries: 2 },
-    );
-    try {
-      const page = await session.browser.contexts()[0]?.newPage();
-      await page?.goto(real ? 'https://example.com/' : site.url);
-      out(`  title:   ${await page?.title()}`);
-      out(`  run id:  ${session.runId}`);
-      out(`  VNC:     ${session.vnc?.tcp.url}  password ${session.vnc?.tcp.password}`);
-      out(`  noVNC:   ${session.vnc?.websocket.url}  password ${session.vnc?.websocket.password}`);
-      if (!real && session.vnc) {
-        // The emulator serves the noVNC view (not the native port): show that it answers.
-        const view = await openVncView(session.vnc.websocket.url, session.vnc.websocket.password);
-        view.socket.close();
-        out(`  view:    RFB 3.8, password accepted, ${view.width}x${view.height} "${view.name}"`);
-      }
-    } finally {
-      await session.close();
-    }
-
-    out('\n2. Crawl with search (the emulator)');
-    const crawler = new CrawlerClient({ key: emulator.apiKey, baseUrl: emulator.apiUrl });
-    const { uuid } = await crawler.start({
-      url: site.url,
-      search: true,
-      content_formats: ['markdown'],
-      webhook_name: 'demo',
-      webhook_events: ['crawler_started', 'crawler_search_ready', 'crawler_finished'],
-    });
-    out(`  crawl ${uuid}`);
-    const progress = new Progress(false, process.stdout, '  ');
-    const started = Date.now();
-    const done = await crawler.wait(uuid, {
-      pollInterval: 100,
-      onProgress: (s) =>
-        progress.update(s.state.urls_visited, undefined, s.state.urls_failed, (Date.now() - started) / 1000),
-    });
-    out(
-      `  summary: ${done.state.urls_visited} visited, ${done.state.urls_failed} failed, ${done.state.urls_skipped} skipped, ${done.state.api_credit_used} credits`,
-    );
-
-    out('\n3. Prompt: "How much does a subscription cost?"');
-    let answer = '  ';
-    const stream = crawler.prompt({ crawls: [uuid], prompt: 'How much does a subscription cost?' });
-    for await (const token of stream) {
-      answer += token;
-      process.stdout.write(token);
-    }
-    process.stdout.write('\n');
-    if (!answer.trim()) throw new Error('the prompt gave no answer');
-    for (const s of stream.sources) out(`  [${s.id}] ${s.url}`);
-
+    await browserStep(out, emulator, site.url, real);
+    await crawlStep(out, emulator, site.url);
     out('\n4. Webhooks received by the reference receiver');
     await emulator.crawler.settled();
     for (const line of lines) out(line);
@@ -156,4 +101,67 @@ export async function runDemo(out: (line: string) => void = (l) => process.stdou
     await receiver.close();
     await site.close();
   }
+}
+
+/** Step 1: a cloud browser session with VNC, through Playwright. */
+async function browserStep(out: (line: string) => void, emulator: Emulator, siteUrl: string, real: boolean) {
+  const vncPassword = `demo-${randomBytes(4).toString('hex')}`;
+  const session = await connectPlaywright(
+    await playwrightChromium(),
+    real
+      ? { enable_vnc: true, vnc_password: vncPassword }
+      : { browser_url: emulator.browserUrl, api_key: emulator.apiKey, enable_vnc: true, vnc_password: vncPassword },
+    { retries: 2 },
+  );
+  try {
+    const page = await session.browser.contexts()[0]?.newPage();
+    await page?.goto(real ? 'https://example.com/' : siteUrl);
+    out(`  title:   ${await page?.title()}`);
+    out(`  run id:  ${session.runId}`);
+    out(`  VNC:     ${session.vnc?.tcp.url}  password ${session.vnc?.tcp.password}`);
+    out(`  noVNC:   ${session.vnc?.websocket.url}  password ${session.vnc?.websocket.password}`);
+    if (!real && session.vnc) {
+      // The emulator serves the noVNC view (not the native port): show that it answers.
+      const view = await openVncView(session.vnc.websocket.url, session.vnc.websocket.password);
+      view.socket.close();
+      out(`  view:    RFB 3.8, password accepted, ${view.width}x${view.height} "${view.name}"`);
+    }
+  } finally {
+    await session.close();
+  }
+}
+
+/** Steps 2 and 3: a crawl with search, and a streamed answer to a prompt over it. */
+async function crawlStep(out: (line: string) => void, emulator: Emulator, siteUrl: string) {
+  out('\n2. Crawl with search (the emulator)');
+  const crawler = new CrawlerClient({ key: emulator.apiKey, baseUrl: emulator.apiUrl });
+  const { uuid } = await crawler.start({
+    url: siteUrl,
+    search: true,
+    content_formats: ['markdown'],
+    webhook_name: 'demo',
+    webhook_events: ['crawler_started', 'crawler_search_ready', 'crawler_finished'],
+  });
+  out(`  crawl ${uuid}`);
+  const progress = new Progress(false, process.stdout, '  ');
+  const started = Date.now();
+  const done = await crawler.wait(uuid, {
+    pollInterval: 100,
+    onProgress: (s) =>
+      progress.update(s.state.urls_visited, undefined, s.state.urls_failed, (Date.now() - started) / 1000),
+  });
+  out(
+    `  summary: ${done.state.urls_visited} visited, ${done.state.urls_failed} failed, ${done.state.urls_skipped} skipped, ${done.state.api_credit_used} credits`,
+  );
+
+  out('\n3. Prompt: "How much does a subscription cost?"');
+  let answer = '  ';
+  const stream = crawler.prompt({ crawls: [uuid], prompt: 'How much does a subscription cost?' });
+  for await (const token of stream) {
+    answer += token;
+    process.stdout.write(token);
+  }
+  process.stdout.write('\n');
+  if (!answer.trim()) throw new Error('the prompt gave no answer');
+  for (const s of stream.sources) out(`  [${s.id}] ${s.url}`);
 }

@@ -7,25 +7,31 @@ import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, Option } from 'commander';
-import { restBaseOf } from '../api/client.js';
-import { startRelay } from '../connect/relay.js';
-import { openSession } from '../connect/session.js';
-import { RESERVED_CDP_ID } from '../connect/socket.js';
-import { CrawlerClient } from '../crawler/client.js';
 import type { ContentFormat, CrawlConfig } from '../crawler/schema.js';
 import type { CrawlUrlStatus } from '../crawler/wire.js';
 import { ConfigError } from '../errors.js';
-import { redactUrl } from '../internal/redact.js';
-import { type BrowserUrlOptions, buildBrowserUrl } from '../session/url.js';
-import { serveWebhooks } from '../webhooks/adapters.js';
-import { parseCrawlEvent } from '../webhooks/events.js';
-import { readConfigFile } from './config-file.js';
+import type { BrowserUrlOptions } from '../session/url.js';
 import { loadEmulatorCommands } from './emulator.js';
 import { fail, Progress, print } from './output.js';
 import { addRestCommands } from './rest.js';
 import { addSessionOptions, sessionOptionsFrom } from './session-options.js';
 import { interrupted } from './signals.js';
 import { VERSION } from './version.js';
+
+// What a command runs is loaded when it runs: `--version`, `--help` and `url` never read the
+// connectors, the crawler client or the webhook receiver (bench: `npm run bench -- cli`).
+const load = {
+  api: () => import('../api/client.js'),
+  relay: () => import('../connect/relay.js'),
+  session: () => import('../connect/session.js'),
+  socket: () => import('../connect/socket.js'),
+  crawler: () => import('../crawler/client.js'),
+  redact: () => import('../internal/redact.js'),
+  url: () => import('../session/url.js'),
+  webhooks: () => import('../webhooks/adapters.js'),
+  events: () => import('../webhooks/events.js'),
+  config: () => import('./config-file.js'),
+};
 
 const program = new Command();
 program
@@ -80,8 +86,8 @@ addSessionOptions(
     ),
 ).action(
   run(async (opts: Record<string, unknown>) => {
-    const url = buildBrowserUrl((await sessionOptionsFrom(opts)) as BrowserUrlOptions);
-    process.stdout.write(`${opts.showSecrets ? url.href : redactUrl(url)}\n`);
+    const url = (await load.url()).buildBrowserUrl((await sessionOptionsFrom(opts)) as BrowserUrlOptions);
+    process.stdout.write(`${opts.showSecrets ? url.href : (await load.redact()).redactUrl(url)}\n`);
   }),
 );
 
@@ -110,23 +116,23 @@ addSessionOptions(
     ),
 ).action(
   run(async (opts: Record<string, unknown>) => {
-    const url = buildBrowserUrl((await sessionOptionsFrom(opts)) as BrowserUrlOptions);
-    const opened = await openSession(url, { retries: 2 });
-    const relay = await startRelay(opened.socket);
+    const url = (await load.url()).buildBrowserUrl((await sessionOptionsFrom(opts)) as BrowserUrlOptions);
+    const opened = await (await load.session()).openSession(url, { retries: 2 });
+    const relay = await (await load.relay()).startRelay(opened.socket);
     process.stdout.write(`run id: ${opened.socket.runId ?? '(none)'}\ncdp endpoint: ${relay.url}\n`);
     if (opened.vnc) {
       process.stdout.write(`vnc: ${opened.vnc.tcp.url} password ${opened.vnc.tcp.password}\n`);
       process.stdout.write(`vnc websocket: ${opened.vnc.websocket.url} password ${opened.vnc.websocket.password}\n`);
     }
     if ((opts.view || opts.open) && opened.socket.runId) {
-      const view = `${restBaseOf(url)}/?view=${encodeURIComponent(opened.socket.runId)}`;
+      const view = `${(await load.api()).restBaseOf(url)}/?view=${encodeURIComponent(opened.socket.runId)}`;
       process.stdout.write(`live view: ${view}\n`);
       if (opts.open) openInBrowser(view);
     }
     process.stdout.write('holding the session (Ctrl-C to close it)\n');
     const why = await Promise.race([interrupted(), opened.socket.closed.then((e) => e)]);
     if (typeof why === 'string') {
-      opened.socket.send(JSON.stringify({ id: RESERVED_CDP_ID, method: 'Browser.close' }));
+      opened.socket.send(JSON.stringify({ id: (await load.socket()).RESERVED_CDP_ID, method: 'Browser.close' }));
       await Promise.race([opened.socket.closed, new Promise((r) => setTimeout(r, 5000))]);
       process.stdout.write('session closed\n');
     } else {
@@ -139,7 +145,8 @@ addSessionOptions(
 );
 
 const crawl = program.command('crawl').description('Start, follow and read crawls');
-const client = (opts: { key?: string; apiUrl?: string }) => new CrawlerClient({ key: opts.key, baseUrl: opts.apiUrl });
+const client = async (opts: { key?: string; apiUrl?: string }) =>
+  new (await load.crawler()).CrawlerClient({ key: opts.key, baseUrl: opts.apiUrl });
 const common = (c: Command) =>
   c
     .option('--key <key>', 'the API key (default: CLOUD_API_KEY)')
@@ -168,7 +175,9 @@ common(
     ),
 ).action(
   run(async (opts: Common & Record<string, string | boolean | undefined>) => {
-    const config: Record<string, unknown> = opts.config ? await readConfigFile(String(opts.config)) : {};
+    const config: Record<string, unknown> = opts.config
+      ? await (await load.config()).readConfigFile(String(opts.config))
+      : {};
     if (opts.url) config.url = opts.url;
     if (opts.remoteUrlList) config.remote_url_list = opts.remoteUrlList;
     if (opts.urlList)
@@ -187,14 +196,14 @@ common(
     if (opts.search) config.search = true;
     if (opts.refresh) config.refresh = true;
     if (opts.webhookName) config.webhook_name = opts.webhookName;
-    const started = await client(opts).start(config as CrawlConfig);
+    const started = await (await client(opts)).start(config as CrawlConfig);
     print(opts.json ? started : started.uuid, opts.json === true);
   }),
 );
 
 common(crawl.command('status <uuid>').description('Print a crawl status')).action(
   run(async (uuid: string, opts: Common) => {
-    const s = await client(opts).status(uuid);
+    const s = await (await client(opts)).status(uuid);
     print(
       opts.json ? s : { uuid: s.uuid, status: s.status, complete: s.is_complete, success: s.is_success, ...s.state },
       opts.json === true,
@@ -213,7 +222,7 @@ common(
     const progress = new Progress(Boolean(process.stderr.isTTY) && !opts.json);
     const started = Date.now();
     try {
-      const done = await client(opts).wait(uuid, {
+      const done = await (await client(opts)).wait(uuid, {
         pollInterval: Number(opts.poll),
         ...(opts.timeout ? { timeout: Number(opts.timeout) * 1000 } : {}),
         onProgress: (s) => {
@@ -249,7 +258,7 @@ common(
     .option('--per-page <n>', 'URLs a request, 1 to 1000', '100'),
 ).action(
   run(async (uuid: string, opts: Common & { status: CrawlUrlStatus; perPage: string }) => {
-    for await (const u of client(opts).urls(uuid, { status: opts.status, perPage: Number(opts.perPage) }))
+    for await (const u of (await client(opts)).urls(uuid, { status: opts.status, perPage: Number(opts.perPage) }))
       print(opts.json ? u : `${u.status}\t${u.url}${u.reason ? `\t${u.reason}` : ''}`, opts.json === true);
   }),
 );
@@ -265,7 +274,7 @@ common(
     ),
 ).action(
   run(async (uuid: string, url: string, opts: Common & { format: ContentFormat }) => {
-    const text = await client(opts).read(uuid, url, { format: opts.format });
+    const text = await (await client(opts)).read(uuid, url, { format: opts.format });
     if (text === null)
       throw new ConfigError('crawl read', [{ option: 'url', message: `the crawl kept no ${opts.format} of that URL` }]);
     if (opts.json) print({ url, format: opts.format, content: text }, true);
@@ -288,7 +297,7 @@ common(
       ...(opts.url ? { url: opts.url } : {}),
       ...(opts.limit ? { limit: Number(opts.limit) } : {}),
     };
-    for await (const p of client(opts).contents(uuid, options)) {
+    for await (const p of (await client(opts)).contents(uuid, options)) {
       if (opts.json) print(p, true);
       else for (const f of formats) process.stdout.write(`## ${p.url} (${f})\n${p.content[f] ?? ''}\n\n`);
     }
@@ -303,7 +312,7 @@ common(
     .requiredOption('--out <file>', 'where to write it'),
 ).action(
   run(async (uuid: string, opts: Common & { type: 'warc' | 'har'; out: string }) => {
-    const artifact = await client(opts).artifact(uuid, { type: opts.type });
+    const artifact = await (await client(opts)).artifact(uuid, { type: opts.type });
     await pipeline(
       Readable.fromWeb(artifact.stream as import('node:stream/web').ReadableStream<Uint8Array>),
       createWriteStream(opts.out),
@@ -316,7 +325,7 @@ common(
   crawl.command('search <query>').description('Search crawls').requiredOption('--crawl <uuid...>', 'crawl ids'),
 ).action(
   run(async (query: string, opts: Common & { crawl: string[] }) => {
-    const res = await client(opts).search({ crawls: opts.crawl, query });
+    const res = await (await client(opts)).search({ crawls: opts.crawl, query });
     if (opts.json) return print(res, true);
     for (const r of res.results) process.stdout.write(`${r.score.toFixed(2)}\t${r.url}\t${r.text}\n`);
     for (const s of res.skipped) process.stdout.write(`skipped ${s.crawler_uuid}: ${s.reason}\n`);
@@ -331,7 +340,7 @@ common(
 ).action(
   run(async (prompt: string, opts: Common & { crawl: string[] }) => {
     let text = '';
-    const answer = client(opts).prompt({ crawls: opts.crawl, prompt });
+    const answer = (await client(opts)).prompt({ crawls: opts.crawl, prompt });
     for await (const token of answer) {
       text += token;
       if (!opts.json) process.stdout.write(token);
@@ -352,7 +361,7 @@ common(
     .option('--off', 'stop refreshing (the period is kept)'),
 ).action(
   run(async (uuid: string, opts: Common & { every?: string; off?: boolean }) => {
-    const c = client(opts);
+    const c = await client(opts);
     if (opts.every === undefined && !opts.off) {
       const res = await c.refresh(uuid);
       return print(opts.json ? res : `refresh started: ${uuid}`, opts.json === true);
@@ -371,7 +380,7 @@ common(
 
 common(crawl.command('cancel <uuid>').description('Cancel a crawl')).action(
   run(async (uuid: string, opts: Common) => {
-    const res = await client(opts).cancel(uuid);
+    const res = await (await client(opts)).cancel(uuid);
     print(opts.json ? res : `cancelled: ${uuid}`, opts.json === true);
   }),
 );
@@ -389,7 +398,8 @@ program
   .addHelpText('after', '\nExample:\n  $ cloud-browser webhooks serve --secret $SIGNING_SECRET --port 8080')
   .action(
     run(async (opts: { secret: string[]; port: string; host: string; path: string; headerPrefix: string }) => {
-      const receiver = await serveWebhooks({
+      const { parseCrawlEvent } = await load.events();
+      const receiver = await (await load.webhooks()).serveWebhooks({
         headerPrefix: opts.headerPrefix,
         port: Number(opts.port),
         host: opts.host,

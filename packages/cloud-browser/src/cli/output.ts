@@ -2,7 +2,7 @@
 import { inspect } from 'node:util';
 import { isCloudBrowserError, isConfigError, isServiceError } from '../errors.js';
 import { redact } from '../internal/redact.js';
-import { SESSION_WIRE_KINDS } from '../session/schema.js';
+import { SESSION_WIRE_KINDS } from '../session/options.js';
 import { flagOf } from './session-options.js';
 
 /** What to do about an error, by kind or code. */

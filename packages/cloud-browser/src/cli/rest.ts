@@ -10,7 +10,6 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { CloudBrowserApi } from '../api/client.js';
 import type { VaultItemInput } from '../api/schema.js';
 import { ConfigError } from '../errors.js';
 import { redactUrl } from '../internal/redact.js';
@@ -28,7 +27,9 @@ const common = (c: Command) =>
     .option('--browser-url <url>', 'the cloud browser (default: CLOUD_BROWSER_URL)')
     .option('--json', 'print JSON for scripts');
 
-const api = (opts: Common) => new CloudBrowserApi({ key: opts.key, browserUrl: opts.browserUrl });
+/** The REST client, loaded when a command of these runs. */
+const api = async (opts: Common) =>
+  new (await import('../api/client.js')).CloudBrowserApi({ key: opts.key, browserUrl: opts.browserUrl });
 
 /** The vault key: `--key-file <file>` (`-` for standard input), else `CLOUD_VAULT_KEY`. */
 async function vaultKey(opts: { keyFile?: string }): Promise<string> {
@@ -52,10 +53,19 @@ function printKey(what: Record<string, unknown>, key: string, json: boolean | un
 
 /** Add the `sessions`, `vault`, `extensions`, `recording` and `unblock` commands. */
 export function addRestCommands(program: Command, run: Run): void {
+  addSessionCommands(program, run);
+  addVaultItemCommands(addVaultCommands(program, run), run);
+  addExtensionCommands(program, run);
+  addRecordingCommand(program, run);
+  addUnblockCommand(program, run);
+}
+
+/** `sessions ls` and `sessions stop`. */
+function addSessionCommands(program: Command, run: Run): void {
   const sessions = program.command('sessions').description('Running cloud browser sessions');
   common(sessions.command('ls').description('List running sessions')).action(
     run(async (opts: Common) => {
-      const list = await api(opts).sessions.list();
+      const list = await (await api(opts)).sessions.list();
       if (opts.json) return print(list, true);
       for (const s of list.sessions) process.stdout.write(`${s.run_id}\t${s.session ?? '-'}\t${s.started_at}\n`);
       process.stdout.write(`${list.total} running\n`);
@@ -63,17 +73,20 @@ export function addRestCommands(program: Command, run: Run): void {
   );
   common(sessions.command('stop <id-or-name>').description('Stop a session by run id or name')).action(
     run(async (id: string, opts: Common) => {
-      const res = await api(opts).sessions.stop(id);
+      const res = await (await api(opts)).sessions.stop(id);
       print(opts.json ? res : `stopped: ${id}`, opts.json === true);
     }),
   );
+}
 
+/** `vault create`, `ls`, `rotate` and `rm`; returns the `vault` command. */
+function addVaultCommands(program: Command, run: Run): Command {
   const vault = program.command('vault').description('Credential vaults');
   common(
     vault.command('create <name>').description('Create a vault; prints its key once').option('--description <text>'),
   ).action(
     run(async (name: string, opts: Common & { description?: string }) => {
-      const { vault: v, key } = await api(opts).vaults.create({
+      const { vault: v, key } = await (await api(opts)).vaults.create({
         name,
         ...(opts.description ? { description: opts.description } : {}),
       });
@@ -82,7 +95,7 @@ export function addRestCommands(program: Command, run: Run): void {
   );
   common(vault.command('ls').description('List vaults')).action(
     run(async (opts: Common) => {
-      const { vaults } = await api(opts).vaults.list();
+      const { vaults } = await (await api(opts)).vaults.list();
       if (opts.json) return print(vaults, true);
       for (const v of vaults) process.stdout.write(`${v.id}\t${v.name}\t${v.item_count} items\n`);
     }),
@@ -94,16 +107,21 @@ export function addRestCommands(program: Command, run: Run): void {
       .option('--key-file <file>', 'a file holding the current vault key (- for standard input)'),
   ).action(
     run(async (id: string, opts: Common & { keyFile?: string }) => {
-      const { key } = await api(opts).vaults.rotate(id, await vaultKey(opts));
+      const { key } = await (await api(opts)).vaults.rotate(id, await vaultKey(opts));
       printKey({ id }, key, opts.json);
     }),
   );
   common(vault.command('rm <vault-id>').description('Delete a vault and its items')).action(
     run(async (id: string, opts: Common) => {
-      const res = await api(opts).vaults.delete(id);
+      const res = await (await api(opts)).vaults.delete(id);
       print(opts.json ? res : `deleted: ${id}`, opts.json === true);
     }),
   );
+  return vault;
+}
+
+/** `vault item add`, `ls` and `rm`. */
+function addVaultItemCommands(vault: Command, run: Run): void {
   const item = vault.command('item').description('Items of a vault');
   common(
     item
@@ -147,29 +165,32 @@ export function addRestCommands(program: Command, run: Run): void {
           ...(opts.username ? { username: opts.username } : {}),
           secret,
         } as VaultItemInput;
-        const res = await api(opts).vaults.items.create(id, await vaultKey(opts), input);
+        const res = await (await api(opts)).vaults.items.create(id, await vaultKey(opts), input);
         print(opts.json ? res.item : `added: ${res.item.id}`, opts.json === true);
       },
     ),
   );
   common(item.command('ls <vault-id>').description('List items (no secret)')).action(
     run(async (id: string, opts: Common) => {
-      const items = await api(opts).vaults.items.list(id);
+      const items = await (await api(opts)).vaults.items.list(id);
       if (opts.json) return print(items, true);
       for (const i of items) process.stdout.write(`${i.id}\t${i.type}\t${i.label}\t${i.origin}\n`);
     }),
   );
   common(item.command('rm <vault-id> <item-id>').description('Delete an item')).action(
     run(async (id: string, itemId: string, opts: Common) => {
-      const res = await api(opts).vaults.items.delete(id, itemId);
+      const res = await (await api(opts)).vaults.items.delete(id, itemId);
       print(opts.json ? res : `deleted: ${itemId}`, opts.json === true);
     }),
   );
+}
 
+/** `extensions upload`, `ls` and `rm`. */
+function addExtensionCommands(program: Command, run: Run): void {
   const extensions = program.command('extensions').description('Browser extensions sessions can run');
   common(extensions.command('upload <file>').description('Upload a .zip or .crx')).action(
     run(async (file: string, opts: Common) => {
-      const res = await api(opts).extensions.upload(await readFile(file), { filename: basename(file) });
+      const res = await (await api(opts)).extensions.upload(await readFile(file), { filename: basename(file) });
       print(
         opts.json
           ? res
@@ -180,7 +201,7 @@ export function addRestCommands(program: Command, run: Run): void {
   );
   common(extensions.command('ls').description('List extensions')).action(
     run(async (opts: Common) => {
-      const res = await api(opts).extensions.list();
+      const res = await (await api(opts)).extensions.list();
       if (opts.json) return print(res, true);
       for (const e of res.extensions) process.stdout.write(`${e.id}\t${e.name}\t${e.version}\n`);
       process.stdout.write(`${res.quota.used} of ${res.quota.limit}\n`);
@@ -188,11 +209,14 @@ export function addRestCommands(program: Command, run: Run): void {
   );
   common(extensions.command('rm <id>').description('Delete an extension')).action(
     run(async (id: string, opts: Common) => {
-      const res = await api(opts).extensions.delete(id);
+      const res = await (await api(opts)).extensions.delete(id);
       print(opts.json ? res : `deleted: ${id}`, opts.json === true);
     }),
   );
+}
 
+/** `recording <run-id>`: the WebM of a debug session. */
+function addRecordingCommand(program: Command, run: Run): void {
   common(
     program
       .command('recording <run-id>')
@@ -201,7 +225,7 @@ export function addRestCommands(program: Command, run: Run): void {
       .option('--wait <seconds>', 'how long to wait for the recording, 0 to 3600 seconds', '180'),
   ).action(
     run(async (runId: string, opts: Common & { out?: string; wait: string }) => {
-      const client = api(opts);
+      const client = await api(opts);
       const wait = /^\d+$/.test(opts.wait) ? Number(opts.wait) * 1000 : Number.NaN;
       if (!(wait <= 3_600_000)) {
         throw new ConfigError('recording', [
@@ -236,6 +260,10 @@ export function addRestCommands(program: Command, run: Run): void {
       );
     }),
   );
+}
+
+/** `unblock <url>`: a session already at the page. */
+function addUnblockCommand(program: Command, run: Run): void {
   common(
     program
       .command('unblock <url>')
@@ -246,7 +274,10 @@ export function addRestCommands(program: Command, run: Run): void {
     run(async (url: string, opts: Common & { timeout?: string; showSecrets?: boolean }) => {
       const timeout =
         opts.timeout === undefined ? undefined : /^\d+$/.test(opts.timeout) ? Number(opts.timeout) : Number.NaN;
-      const res = await api(opts).unblock({ url, ...(timeout === undefined ? {} : { browser_timeout: timeout }) });
+      const res = await (await api(opts)).unblock({
+        url,
+        ...(timeout === undefined ? {} : { browser_timeout: timeout }),
+      });
       const wsUrl = opts.showSecrets ? res.ws_url : redactUrl(res.ws_url);
       print(
         opts.json ? { ...res, ws_url: wsUrl } : `run id:  ${res.run_id}\nsession: ${res.session_id}\nws_url:  ${wsUrl}`,

@@ -7,7 +7,7 @@ import {
   OPERATING_SYSTEMS,
   PROXY_POOLS,
   SESSION_WIRE_KINDS,
-} from '../session/schema.js';
+} from '../session/options.js';
 import { secretFrom } from './secrets.js';
 
 const flag = (name: string) => name.replace(/_/g, '-');

@@ -5,18 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParsedBrowserUrl } from 'cloud-browser';
-import {
-  isRefusal,
-  keyOf,
-  type Refusal,
-  readBody,
-  readJson,
-  refusal,
-  sendError,
-  sendFileRange,
-  sendJson,
-} from '../http.js';
+import { isRefusal, type Refusal, readBody, readJson, refusal, sendFileRange } from '../http.js';
 import type { RecordingStore } from '../recording/store.js';
+import type { KeyedRequest } from '../router.js';
 import type { EmulatedSession } from '../session.js';
 import type { ExtensionStore } from './extensions.js';
 import type { VaultStore } from './vaults.js';
@@ -42,47 +33,15 @@ export interface BrowserRestApiOptions {
   recordings: RecordingStore;
 }
 
-const PREFIXES = ['/sessions', '/session/', '/vault', '/extension', '/unblock', '/run/'];
-
 /** The REST routes of the browser side. */
 export class BrowserRestApi {
   constructor(private readonly options: BrowserRestApiOptions) {}
 
-  /** Handle a request of the browser's REST side; false when the path is not one of its. */
-  handle(req: IncomingMessage, res: ServerResponse): boolean {
-    const url = new URL(req.url ?? '/', 'http://emulator');
-    if (!PREFIXES.some((p) => url.pathname === p || url.pathname.startsWith(p.endsWith('/') ? p : `${p}/`)))
-      return false;
-    const key = keyOf(url, this.options.apiKeys);
-    if (isRefusal(key)) {
-      req.resume();
-      sendError(res, key);
-      return true;
-    }
-    void this.route(req, res, url, key)
-      .then((answer) => {
-        if (isRefusal(answer)) {
-          req.resume();
-          sendError(res, answer);
-        } else if (answer !== undefined) {
-          const [status, body] = answer;
-          sendJson(res, status, body);
-        }
-      })
-      .catch((e: unknown) => {
-        if (!res.headersSent)
-          sendError(res, refusal(500, 'ERR::EMULATOR::INTERNAL', e instanceof Error ? e.message : String(e)));
-        else res.destroy();
-      });
-    return true;
-  }
+  /** The paths of the browser's REST side (mounted on the emulator's router). */
+  static readonly PREFIXES = ['/sessions', '/session/', '/vault', '/extension', '/unblock', '/run/'] as const;
 
-  private async route(
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    key: string,
-  ): Promise<Refusal | [number, unknown] | undefined> {
+  /** Answer a request of the browser's REST side whose key was checked. */
+  async route({ req, res, url, key }: KeyedRequest): Promise<Refusal | [number, unknown] | undefined> {
     const method = req.method ?? 'GET';
     const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     const ok = (value: Refusal | object, status = 200): Refusal | [number, unknown] =>

@@ -7,7 +7,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { CRAWL_OPTION_NAMES, crawlConfigSchema, REFRESH_INTERVAL_RANGE } from 'cloud-browser/crawler';
 import { toConfigIssues } from 'cloud-browser/internal';
-import { isRefusal, keyOf, type Refusal, readJson, refusal, sendError, sendJson } from '../http.js';
+import { isRefusal, type Refusal, readJson, refusal, sendJson } from '../http.js';
+import type { KeyedRequest } from '../router.js';
 import { har, warc } from './artifacts.js';
 import { CRAWL_LIMITS_DEFAULTS, type CrawlLimits, EmulatedCrawl } from './crawl.js';
 import { DeliveryQueue, type DeliveryRecord, type EmulatorWebhook } from './deliveries.js';
@@ -68,35 +69,14 @@ export class CrawlerApi {
     this.scheduler.close();
     for (const c of this.crawls.values()) c.cancel();
     await Promise.all([...this.crawls.values()].map((c) => c.running));
-    await this.settled();
+    await this.queue.close();
   }
 
-  /** Handle a request under /crawl; false when the path is not the crawler's. */
-  handle(req: IncomingMessage, res: ServerResponse): boolean {
-    const url = new URL(req.url ?? '/', 'http://emulator');
-    if (url.pathname !== '/crawl' && !url.pathname.startsWith('/crawl/')) return false;
-    const key = keyOf(url, this.options.apiKeys);
-    if (isRefusal(key)) {
-      req.resume();
-      sendError(res, key);
-      return true;
-    }
-    void this.route(req, res, url, key)
-      .then((r) => {
-        if (r) {
-          req.resume();
-          sendError(res, r);
-        }
-      })
-      .catch((e: unknown) => {
-        if (!res.headersSent)
-          sendError(res, refusal(500, 'ERR::EMULATOR::INTERNAL', e instanceof Error ? e.message : String(e)));
-        else res.destroy();
-      });
-    return true;
-  }
+  /** The paths the crawler serves (mounted on the emulator's router). */
+  static readonly PREFIXES = ['/crawl'] as const;
 
-  private async route(req: IncomingMessage, res: ServerResponse, url: URL, key: string): Promise<Refusal | undefined> {
+  /** Answer a request under /crawl whose key was checked. */
+  async route({ req, res, url, key }: KeyedRequest): Promise<Refusal | undefined> {
     const method = req.method ?? 'GET';
     const parts = url.pathname.split('/').filter(Boolean);
     if (method === 'POST' && parts.length === 1) return this.start(req, res, key);

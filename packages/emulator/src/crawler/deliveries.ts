@@ -66,6 +66,8 @@ export class DeliveryQueue {
   readonly deliveries: DeliveryRecord[] = [];
   private readonly pinged = new Set<string>();
   private readonly chains = new Map<string, Promise<void>>();
+  /** Aborted by {@link DeliveryQueue.close}: no request starts after, none in flight goes on. */
+  private readonly stopped = new AbortController();
 
   constructor(
     private readonly webhooks: Record<string, EmulatorWebhook> | undefined,
@@ -117,6 +119,15 @@ export class DeliveryQueue {
     await Promise.all([...this.chains.values()]);
   }
 
+  /**
+   * Stop delivering, as the emulator's shutdown does: a request in flight is aborted, a queued
+   * one is never sent. Resolves when no request of the queue is open.
+   */
+  async close(): Promise<void> {
+    this.stopped.abort();
+    await this.settled();
+  }
+
   private async deliver(
     name: string,
     hook: EmulatorWebhook,
@@ -133,18 +144,20 @@ export class DeliveryQueue {
         : { headers: delivery.headers, body: new Uint8Array(delivery.body) };
     let status: number | 'failed' = 'failed';
     let attempts = 0;
-    for (; attempts < ATTEMPTS; ) {
+    for (; attempts < ATTEMPTS && !this.stopped.signal.aborted; ) {
       attempts++;
       try {
-        const res = await fetch(hook.url, { method: 'POST', ...init, signal: AbortSignal.timeout(10_000) });
+        const signal = AbortSignal.any([this.stopped.signal, AbortSignal.timeout(10_000)]);
+        const res = await fetch(hook.url, { method: 'POST', ...init, signal });
         await res.arrayBuffer().catch(() => undefined);
         status = res.status;
         if (res.ok || (res.status < 500 && res.status !== 429)) break;
       } catch {
         status = 'failed';
       }
-      await new Promise((r) => setTimeout(r, 100 * 2 ** attempts));
+      if (!this.stopped.signal.aborted) await new Promise((r) => setTimeout(r, 100 * 2 ** attempts));
     }
+    if (attempts === 0) return; // Closed before its turn: never sent, nothing to record.
     this.deliveries.push({ webhook: name, event, ...(crawl ? { crawl } : {}), status, attempts });
   }
 }

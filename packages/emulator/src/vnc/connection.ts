@@ -171,94 +171,18 @@ export class RfbConnection {
   /** Handle what has arrived; returns false when more bytes are needed. */
   private step(): boolean {
     switch (this.state) {
-      case 'version': {
-        if (this.input.length < 12) return false;
-        const minor = parseVersion(this.take(12));
-        if (minor === undefined) {
-          this.abort('not an RFB client');
-          return false;
-        }
-        this.minor = minor;
-        const types = this.offered();
-        if (minor >= 7) {
-          if (types.length === 0) return this.noTypes();
-          this.transport.send(securityTypes(types));
-          this.state = 'security';
-          return true;
-        }
-        // RFB 3.3: the server picks the type.
-        const type = types.find((t) => t !== SECURITY.veNCrypt);
-        if (type === undefined) return this.noTypes();
-        const word = Buffer.alloc(4);
-        word.writeUInt32BE(type);
-        this.transport.send(word);
-        return this.chosen(type);
-      }
-      case 'security': {
-        const type = this.take(1)[0] as number;
-        if (!this.offered().includes(type)) {
-          this.refuse(`security type ${type} is not offered`);
-          return false;
-        }
-        return this.chosen(type);
-      }
-      case 'auth': {
-        if (this.input.length < 16) return false;
-        const auth = this.security.vncAuth as NonNullable<RfbSecurity['vncAuth']>;
-        if (!timingSafeEqual(this.take(16), vncResponse(auth.password, this.challenge))) {
-          this.refuse('wrong VNC password');
-          return false;
-        }
-        this.admit(auth.target);
-        return true;
-      }
-      case 'vencryptVersion': {
-        if (this.input.length < 2) return false;
-        const [major, minor] = this.take(2);
-        if (major !== 0 || minor !== 2) {
-          // VeNCrypt's own failure: a non-zero byte after the version, then close.
-          this.transport.send(Buffer.from([0xff]));
-          this.abort(`VeNCrypt ${major}.${minor} is not spoken: 0.2 is`);
-          return false;
-        }
-        // OK, then one sub-type: Plain.
-        const offer = Buffer.alloc(6);
-        offer[1] = 1;
-        offer.writeUInt32BE(VENCRYPT_PLAIN, 2);
-        this.transport.send(offer);
-        this.state = 'vencryptSubtype';
-        return true;
-      }
-      case 'vencryptSubtype': {
-        if (this.input.length < 4) return false;
-        const subtype = this.take(4).readUInt32BE(0);
-        if (subtype !== VENCRYPT_PLAIN) {
-          this.refuse(`VeNCrypt sub-type ${subtype} is not offered: Plain (256) is`);
-          return false;
-        }
-        this.state = 'plain';
-        return true;
-      }
-      case 'plain': {
-        if (this.input.length < 8) return false;
-        const userLength = this.input.readUInt32BE(0);
-        const passLength = this.input.readUInt32BE(4);
-        if (userLength > 1024 || passLength > 1024) {
-          this.refuse(REFUSED);
-          return false;
-        }
-        if (this.input.length < 8 + userLength + passLength) return false;
-        this.take(8);
-        const username = this.take(userLength).toString('utf8');
-        const password = this.take(passLength).toString('utf8');
-        const target = this.security.plain?.(username, password);
-        if (!target) {
-          this.refuse(REFUSED);
-          return false;
-        }
-        this.admit(target);
-        return true;
-      }
+      case 'version':
+        return this.version();
+      case 'security':
+        return this.securityType();
+      case 'auth':
+        return this.vncAuth();
+      case 'vencryptVersion':
+        return this.vencryptVersion();
+      case 'vencryptSubtype':
+        return this.vencryptSubtype();
+      case 'plain':
+        return this.plain();
       case 'init': {
         this.take(1); // ClientInit's shared flag: every viewer shares the page.
         this.state = 'normal';
@@ -268,6 +192,106 @@ export class RfbConnection {
       case 'normal':
         return this.message();
     }
+  }
+
+  /** The client's ProtocolVersion: offer the security types (3.7, 3.8) or pick one (3.3). */
+  private version(): boolean {
+    if (this.input.length < 12) return false;
+    const minor = parseVersion(this.take(12));
+    if (minor === undefined) {
+      this.abort('not an RFB client');
+      return false;
+    }
+    this.minor = minor;
+    const types = this.offered();
+    if (minor >= 7) {
+      if (types.length === 0) return this.noTypes();
+      this.transport.send(securityTypes(types));
+      this.state = 'security';
+      return true;
+    }
+    // RFB 3.3: the server picks the type.
+    const type = types.find((t) => t !== SECURITY.veNCrypt);
+    if (type === undefined) return this.noTypes();
+    const word = Buffer.alloc(4);
+    word.writeUInt32BE(type);
+    this.transport.send(word);
+    return this.chosen(type);
+  }
+
+  /** The security type the client chose. */
+  private securityType(): boolean {
+    const type = this.take(1)[0] as number;
+    if (!this.offered().includes(type)) {
+      this.refuse(`security type ${type} is not offered`);
+      return false;
+    }
+    return this.chosen(type);
+  }
+
+  /** Classic VNC authentication: the response to our challenge. */
+  private vncAuth(): boolean {
+    if (this.input.length < 16) return false;
+    const auth = this.security.vncAuth as NonNullable<RfbSecurity['vncAuth']>;
+    if (!timingSafeEqual(this.take(16), vncResponse(auth.password, this.challenge))) {
+      this.refuse('wrong VNC password');
+      return false;
+    }
+    this.admit(auth.target);
+    return true;
+  }
+
+  /** VeNCrypt's version: 0.2 only, then its one sub-type, Plain. */
+  private vencryptVersion(): boolean {
+    if (this.input.length < 2) return false;
+    const [major, minor] = this.take(2);
+    if (major !== 0 || minor !== 2) {
+      // VeNCrypt's own failure: a non-zero byte after the version, then close.
+      this.transport.send(Buffer.from([0xff]));
+      this.abort(`VeNCrypt ${major}.${minor} is not spoken: 0.2 is`);
+      return false;
+    }
+    // OK, then one sub-type: Plain.
+    const offer = Buffer.alloc(6);
+    offer[1] = 1;
+    offer.writeUInt32BE(VENCRYPT_PLAIN, 2);
+    this.transport.send(offer);
+    this.state = 'vencryptSubtype';
+    return true;
+  }
+
+  /** The VeNCrypt sub-type the client chose. */
+  private vencryptSubtype(): boolean {
+    if (this.input.length < 4) return false;
+    const subtype = this.take(4).readUInt32BE(0);
+    if (subtype !== VENCRYPT_PLAIN) {
+      this.refuse(`VeNCrypt sub-type ${subtype} is not offered: Plain (256) is`);
+      return false;
+    }
+    this.state = 'plain';
+    return true;
+  }
+
+  /** VeNCrypt Plain: a user name (the run id) and a password, found by the security callback. */
+  private plain(): boolean {
+    if (this.input.length < 8) return false;
+    const userLength = this.input.readUInt32BE(0);
+    const passLength = this.input.readUInt32BE(4);
+    if (userLength > 1024 || passLength > 1024) {
+      this.refuse(REFUSED);
+      return false;
+    }
+    if (this.input.length < 8 + userLength + passLength) return false;
+    this.take(8);
+    const username = this.take(userLength).toString('utf8');
+    const password = this.take(passLength).toString('utf8');
+    const target = this.security.plain?.(username, password);
+    if (!target) {
+      this.refuse(REFUSED);
+      return false;
+    }
+    this.admit(target);
+    return true;
   }
 
   /** Go on with the security type the client (or, in 3.3, the server) chose. */
