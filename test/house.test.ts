@@ -48,4 +48,29 @@ describe('the sources', () => {
     expect(longFunctions(file, MAX_LINES)).toEqual([expect.stringMatching(/long.ts:4 \(anonymous\): 82 lines$/)]);
     rmSync(dir, { recursive: true });
   });
+
+  it('cite only documents of the repository, and only sections those documents have', () => {
+    const decisions = readFileSync(join(ROOT, 'docs/decisions.md'), 'utf8');
+    const wire = readFileSync(join(ROOT, 'docs/wire.md'), 'utf8');
+    const wrong: string[] = [];
+    for (const file of SOURCES) {
+      const text = readFileSync(file, 'utf8');
+      const where = relative(ROOT, file);
+      // A decision number, a spec part or a decision log named without a document of ours.
+      for (const m of text.matchAll(
+        /(?<!docs\/decisions\.md |D\d+ to |D\d+ and )\bD\d{1,2}\b|\bspec part\b|\bspec \d|DECISIONS/g,
+      )) {
+        wrong.push(`${where}: "${m[0]}" names no document of the repository`);
+      }
+      for (const m of text.matchAll(/docs\/decisions\.md D(\d+)/g)) {
+        if (!decisions.includes(`### D${m[1]}\n`)) wrong.push(`${where}: docs/decisions.md has no D${m[1]}`);
+      }
+      for (const m of text.matchAll(/docs\/wire\.md §(\d+(?:\.\d+)?)/g)) {
+        const section = m[1] as string;
+        const heading = section.includes('.') ? `### ${section} ` : `## ${section}. `;
+        if (!wire.includes(heading)) wrong.push(`${where}: docs/wire.md has no §${section}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
 });

@@ -1,5 +1,5 @@
 /**
- * The error model of spec part 7. Every error we throw is a {@link CloudBrowserError};
+ * The error model of docs/wire.md §7. Every error we throw is a {@link CloudBrowserError};
  * every message, stack and cause is redacted before it is stored.
  */
 import { redact, redactCause } from './internal/redact.js';
@@ -73,7 +73,7 @@ export interface ConfigIssue {
 }
 
 /**
- * Options that break a rule of the spec or of DECISIONS.md. Lists every problem at once.
+ * Options that break a rule of the spec or of docs/decisions.md. Lists every problem at once.
  *
  * @example
  * catch (e) { if (isConfigError(e)) for (const i of e.issues) console.error(i.option, i.message) }
@@ -143,7 +143,7 @@ export class SessionClosedError extends CloudBrowserError {
 Object.defineProperty(SessionClosedError.prototype, 'name', { value: 'SessionClosedError', writable: true });
 
 /**
- * A webhook delivery refused by the receiver, with the HTTP status to answer (spec part 4):
+ * A webhook delivery refused by the receiver, with the HTTP status to answer (docs/wire.md §4):
  * 400 malformed, 401 unsigned or wrongly signed, 413 too large, 500 the application failed.
  *
  * @example
@@ -158,7 +158,7 @@ export class WebhookError extends CloudBrowserError {
 }
 Object.defineProperty(WebhookError.prototype, 'name', { value: 'WebhookError', writable: true });
 
-/** The fields of a service error (spec part 7), wire names. */
+/** The fields of a service error (docs/wire.md §7), wire names. */
 export interface ServiceErrorFields {
   message: string;
   code: string;
@@ -170,9 +170,9 @@ export interface ServiceErrorFields {
   documentation_url?: string | undefined;
   /** `HTTP_BAD_RESPONSE` or `SERVICE_ERROR` when the service names it. */
   kind?: string | undefined;
-  /** From the `{status: "error"}` envelope (D13). */
+  /** From the `{status: "error"}` envelope (docs/decisions.md D13). */
   error_id?: string | undefined;
-  /** From the `{status: "error"}` envelope (D13). */
+  /** From the `{status: "error"}` envelope (docs/decisions.md D13). */
   reason?: string | undefined;
 }
 
@@ -218,7 +218,7 @@ function header(headers: ServiceErrorInit['headers'], name: string): string | un
 }
 
 /**
- * An error answered by the service, with the fields of spec part 7. Build one with
+ * An error answered by the service, with the fields of docs/wire.md §7. Build one with
  * {@link ServiceError.generate}, which picks the subclass from the code and status.
  *
  * @example
@@ -258,7 +258,7 @@ export class ServiceError extends CloudBrowserError implements ServiceErrorField
 
   /**
    * Read a service error from an answer's body: either the part-7 object or the
-   * `{status: "error", http_code, reason, error_id, message, code}` envelope (D13), also
+   * `{status: "error", http_code, reason, error_id, message, code}` envelope (docs/decisions.md D13), also
    * when nested under `error`. Picks the subclass of the HTTP status (`NotFoundError` for a
    * 404, also from the crawler); a crawler code whose status has no subclass of its own is a
    * `CrawlerError`. Every `ERR::CRAWLER::*` code answers `isCrawlerError`.
@@ -373,7 +373,7 @@ export class RateLimitError extends ServiceError {}
 export class ServerError extends ServiceError {}
 
 /**
- * A crawler error (spec part 7): an `ERR::CRAWLER::*` code whose HTTP status has no class of
+ * A crawler error (docs/wire.md §7): an `ERR::CRAWLER::*` code whose HTTP status has no class of
  * its own, or a crawl job that ended failed or cancelled, in which case `uuid` names it. A
  * crawler 404 is a {@link NotFoundError}, a 429 a {@link RateLimitError} and so on; for every
  * crawler error, whatever its class, {@link isCrawlerError} is true and `code` starts with

@@ -1,4 +1,4 @@
-/** Answers of the emulator's HTTP side, in the shape of spec part 7 and the service's envelope (D13). */
+/** Answers of the emulator's HTTP side, in the shape of docs/wire.md §7 and the service's envelope (docs/decisions.md D13). */
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { redact } from 'cloud-browser';
 
 /**
- * An error body carrying both the part-7 fields and the service's envelope (D13), so that
+ * An error body carrying both the part-7 fields and the service's envelope (docs/decisions.md D13), so that
  * a client reading either finds it. The message is redacted.
  */
 export function errorBody(status: number, code: string, message: string, extra: Record<string, unknown> = {}) {

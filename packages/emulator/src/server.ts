@@ -54,7 +54,7 @@ export interface EmulatorOptions {
   /** The clock, ms. @default Date.now */
   now?: (() => number) | undefined;
   /**
-   * The native VNC port (D5). When taken, any free port; 0 picks a free port at once.
+   * The native VNC port (docs/decisions.md D5). When taken, any free port; 0 picks a free port at once.
    * @default 5901
    */
   vncPort?: number | undefined;

@@ -46,7 +46,7 @@ export interface EmulatorSessionInfo {
   runId: string;
   session: string | undefined;
   options: Record<string, unknown>;
-  /** Query parameters the emulator does not know: accepted, honoured in nothing (D19). */
+  /** Query parameters the emulator does not know: accepted, honoured in nothing (docs/decisions.md D19). */
   ignored: string[];
   startedAt: string;
   clients: number;
@@ -96,7 +96,7 @@ export interface SessionExtras {
   pool?: WarmPool | undefined;
 }
 
-/** Why a session ended, as its clients are told (D6 for failures). */
+/** Why a session ended, as its clients are told (docs/decisions.md D6 for failures). */
 interface Ending {
   code: number;
   reason: string;
@@ -271,7 +271,7 @@ export class EmulatedSession {
     return this.chromium.pid;
   }
 
-  /** The session as the REST side lists it (D20). */
+  /** The session as the REST side lists it (docs/decisions.md D20). */
   record(): Record<string, unknown> {
     const { browser_url: _b, ...options } = redactOptions(this.options);
     return {
@@ -349,14 +349,14 @@ export class EmulatedSession {
     return shot ? Buffer.from(shot.data, 'base64') : undefined;
   }
 
-  /** Whether a VNC client at `address` may watch without a password (`hitl_allowed_networks`, D5). */
+  /** Whether a VNC client at `address` may watch without a password (`hitl_allowed_networks`, docs/decisions.md D5). */
   allowsWithoutPassword(address: string): boolean {
     return this.options.enable_vnc === true && inNetworks(this.hitl, address);
   }
 
   /**
    * Whether the native port's Plain credentials open this session: username the run id, password
-   * `<salt>-<vnc_password>` (D5). Compared in constant time.
+   * `<salt>-<vnc_password>` (docs/decisions.md D5). Compared in constant time.
    */
   opensNativeVnc(username: string, password: string): boolean {
     const expected = this.options.vnc_password

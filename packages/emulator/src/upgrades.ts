@@ -1,6 +1,6 @@
 /**
  * The emulator's WebSocket upgrades: a browser session at `/` (refused as the service refuses,
- * D6 in docs/decisions.md), a session's VNC view at `/run/{id}/vnc`, and the dashboard's live views.
+ * docs/decisions.md D6), a session's VNC view at `/run/{id}/vnc`, and the dashboard's live views.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -15,7 +15,7 @@ import type { SessionRegistry } from './sessions.js';
 /** The emulator's own upgrade header: the native VNC port that serves the session (the service's is 5901). */
 export const EMULATOR_VNC_PORT_HEADER = 'X-Emulator-Vnc-Port';
 
-/** A refusal the next connection gets (D6). */
+/** A refusal the next connection gets (docs/decisions.md D6). */
 export interface RefusalFault {
   /** The browser error code, without `ERR::BROWSER::` (e.g. `ALLOCATION_FAILED`). */
   code: string;
@@ -26,7 +26,7 @@ export interface RefusalFault {
   /** Close code of a `frame` refusal: 1008, 1011 or 1013. @default 1013 */
   closeCode?: 1008 | 1011 | 1013;
   message?: string;
-  /** Sent as `is_retryable`; by default the code decides (D6). */
+  /** Sent as `is_retryable`; by default the code decides (docs/decisions.md D6). */
   retryable?: boolean;
 }
 
@@ -105,7 +105,7 @@ export class Upgrades implements Part {
   async #browser(url: URL, socket: Socket, accept: Accept): Promise<void> {
     let options: ParsedBrowserUrl;
     try {
-      // Parameters newer than this emulator are accepted and listed as ignored (D19).
+      // Parameters newer than this emulator are accepted and listed as ignored (docs/decisions.md D19).
       options = parseBrowserUrl(url, { unknown: 'keep' });
     } catch (error) {
       const message = isConfigError(error) ? error.issues.map((i) => i.message).join('; ') : 'invalid query';

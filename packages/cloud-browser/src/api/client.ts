@@ -1,5 +1,5 @@
 /**
- * The cloud browser's REST side (D2, D20-D24): sessions, stop, credential vaults and their
+ * The cloud browser's REST side (docs/decisions.md D2, docs/decisions.md D20 to docs/decisions.md D24): sessions, stop, credential vaults and their
  * items, extensions, recordings, unblock. On the browser URL's host under the matching HTTP scheme, the key
  * as `?key=`, the vault key only in `X-Vault-Key`.
  */
@@ -52,7 +52,7 @@ function hidden<T extends object>(value: T, fields: readonly (keyof T)[]): T {
   return value;
 }
 
-/** The REST host of a browser URL (D2): `wss:` gives `https:`, `ws:` gives `http:`. */
+/** The REST host of a browser URL (docs/decisions.md D2): `wss:` gives `https:`, `ws:` gives `http:`. */
 export function restBaseOf(browserUrl: string | URL): string {
   const url = new URL(String(browserUrl));
   const scheme = url.protocol === 'wss:' ? 'https:' : url.protocol === 'ws:' ? 'http:' : url.protocol;
@@ -143,7 +143,7 @@ export class CloudBrowserApi {
     }
   }
 
-  /** Running sessions (D20). */
+  /** Running sessions (docs/decisions.md D20). */
   readonly sessions = {
     /** Every running session, named or not. */
     list: (options: CallOptions = {}) =>
@@ -159,7 +159,7 @@ export class CloudBrowserApi {
       }),
   };
 
-  /** Credential vaults and their items (D21). The vault key travels only in `X-Vault-Key`. */
+  /** Credential vaults and their items (docs/decisions.md D21). The vault key travels only in `X-Vault-Key`. */
   readonly vaults = {
     /**
      * Create a vault. The answer's `key` is shown once and never again: store it. It is hidden
@@ -273,7 +273,7 @@ export class CloudBrowserApi {
     },
   };
 
-  /** Extensions sessions can run with `extensions: [id]` (D22). */
+  /** Extensions sessions can run with `extensions: [id]` (docs/decisions.md D22). */
   readonly extensions = {
     /** Upload a `.zip` or `.crx`; `{ extension, is_update }`. */
     upload: async (file: Uint8Array | Blob, params: { filename?: string } = {}, options: CallOptions = {}) => {
@@ -329,7 +329,7 @@ export class CloudBrowserApi {
       }),
   };
 
-  /** Recordings of `debug` sessions (D23). */
+  /** Recordings of `debug` sessions (docs/decisions.md D23). */
   readonly runs = {
     /** Where the recording of a run stands: `uploading` (ask again after `retry_after_ms`), `ready`, `unavailable` or `disabled`. */
     playback: (runId: string, options: CallOptions = {}) =>
@@ -378,7 +378,7 @@ export class CloudBrowserApi {
   };
 
   /**
-   * Open a session already navigated to `url` (D24). Join it with
+   * Open a session already navigated to `url` (docs/decisions.md D24). Join it with
    * `connectPlaywright(chromium, result)`; its `ws_url` holds the key and is hidden from inspect.
    */
   async unblock(

@@ -1,5 +1,5 @@
 /**
- * The cloud browser's REST objects (D20-D24): one zod schema for a vault item the caller
+ * The cloud browser's REST objects (docs/decisions.md D20 to docs/decisions.md D24): one zod schema for a vault item the caller
  * writes, its secret typed by its kind, and the types of what the service answers. Pure: no
  * I/O, no `node:` import.
  */
@@ -58,7 +58,7 @@ const common = {
   metadata: z.record(z.string(), z.unknown()).optional(),
 };
 
-/** Kinds of vault items (D21). */
+/** Kinds of vault items (docs/decisions.md D21). */
 export const VAULT_ITEM_TYPES = ['password', 'passkey', 'cookie', 'totp'] as const;
 /** One of {@link VAULT_ITEM_TYPES}. */
 export type VaultItemType = (typeof VAULT_ITEM_TYPES)[number];
@@ -137,7 +137,7 @@ export type VaultItemInput = PasswordItemInput | PasskeyItemInput | CookieItemIn
 type _VaultItemAgrees = Assert<Agree<VaultItemInput, z.input<typeof zodVaultItem>>>;
 
 /**
- * A vault item as the caller writes it (D21): its `secret` typed by its `type`.
+ * A vault item as the caller writes it (docs/decisions.md D21): its `secret` typed by its `type`.
  *
  * @example
  * vaultItemSchema.parse({ type: 'password', label: 'Shop', origin: 'https://shop.example', username: 'ada', secret: { password: 'p' } })
@@ -159,7 +159,7 @@ export function wireSecret(type: VaultItemType, secret: Record<string, unknown>)
   return { [type]: secret };
 }
 
-/** A vault (D21): no secret material. */
+/** A vault (docs/decisions.md D21): no secret material. */
 export interface Vault {
   id: string;
   name: string;
@@ -170,7 +170,7 @@ export interface Vault {
   [field: string]: unknown;
 }
 
-/** A stored item (D21): the secret only as sealed ciphertext. */
+/** A stored item (docs/decisions.md D21): the secret only as sealed ciphertext. */
 export interface VaultItem {
   id: string;
   vault_id: string;
@@ -185,7 +185,7 @@ export interface VaultItem {
   [field: string]: unknown;
 }
 
-/** A running session (D20). */
+/** A running session (docs/decisions.md D20). */
 export interface BrowserSessionRecord {
   run_id: string;
   /** Its name, or null. */
@@ -198,7 +198,7 @@ export interface BrowserSessionRecord {
   [field: string]: unknown;
 }
 
-/** An uploaded extension (D22). */
+/** An uploaded extension (docs/decisions.md D22). */
 export interface Extension {
   id: string;
   name: string;
@@ -209,7 +209,7 @@ export interface Extension {
   [field: string]: unknown;
 }
 
-/** What `unblock` asks (D24). */
+/** What `unblock` asks (docs/decisions.md D24). */
 export interface UnblockParams {
   url: string;
   country?: string | undefined;
@@ -224,10 +224,10 @@ export interface UnblockParams {
   debug?: boolean | undefined;
 }
 
-/** A recording's state (D23): `uploading` while it is made or finished, then one of the others for good. */
+/** A recording's state (docs/decisions.md D23): `uploading` while it is made or finished, then one of the others for good. */
 export type PlaybackStatus = 'ready' | 'uploading' | 'unavailable' | 'disabled';
 
-/** `GET /run/{run_id}/playback` (D23). */
+/** `GET /run/{run_id}/playback` (docs/decisions.md D23). */
 export interface Playback {
   available: boolean;
   status: PlaybackStatus;

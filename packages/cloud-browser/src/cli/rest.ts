@@ -1,5 +1,5 @@
 /**
- * The command's REST side (D20-D24): `sessions`, `vault`, `extensions`, `recording`, `unblock`. A vault key
+ * The command's REST side (docs/decisions.md D20 to docs/decisions.md D24): `sessions`, `vault`, `extensions`, `recording`, `unblock`. A vault key
  * is read from `--key-file` (`-` for standard input) or `CLOUD_VAULT_KEY`, never from argv, and printed
  * only on create and rotate, with a warning to store it.
  */

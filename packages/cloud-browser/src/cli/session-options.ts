@@ -1,4 +1,4 @@
-/** Every session option of spec 2.4 as a command-line flag, with the library's validation. */
+/** Every session option of docs/wire.md §2.4 as a command-line flag, with the library's validation. */
 import { type Command, Option } from 'commander';
 import {
   BYOP_PROTOCOLS,

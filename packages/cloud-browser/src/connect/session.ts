@@ -26,7 +26,7 @@ export interface ConnectOptions {
   signal?: AbortSignal | undefined;
   /** Seconds between WebSocket pings that keep idle sessions alive; 0 turns them off. @default 30 */
   keepAlive?: number | undefined;
-  /** How many times to retry a refusal the service marks retryable (D6). @default 0 */
+  /** How many times to retry a refusal the service marks retryable (docs/decisions.md D6). @default 0 */
   retries?: number | undefined;
   /**
    * Where to tell connecting, connected, refused, retrying and closing (`console`, pino...),
@@ -93,7 +93,7 @@ export async function openSession(url: URL, connect: ConnectOptions): Promise<Op
 }
 
 /**
- * Open a session and attach a library to it. A refusal the service marks retryable (D6),
+ * Open a session and attach a library to it. A refusal the service marks retryable (docs/decisions.md D6),
  * whether an HTTP answer or a frame and close after the upgrade, is retried `retries` times
  * with exponential backoff and jitter, never sooner than its `retry_delay`.
  */

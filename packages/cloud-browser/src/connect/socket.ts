@@ -1,12 +1,12 @@
 /**
  * The client's WebSocket to the cloud browser: opens it with `ws`, reads the upgrade
- * headers, turns refusals (D6) into typed errors and keeps the session alive.
+ * headers, turns refusals (docs/decisions.md D6) into typed errors and keeps the session alive.
  */
 import WebSocket from 'ws';
 import { ConnectionError, ServiceError, type ServiceErrorFields, SessionClosedError, TimeoutError } from '../errors.js';
 import { redact, redactUrl } from '../internal/redact.js';
 
-/** Browser error codes the caller may retry (D6). */
+/** Browser error codes the caller may retry (docs/decisions.md D6). */
 export const RETRYABLE_BROWSER_CODES = [
   'ALLOCATION_FAILED',
   'CDP_CONNECTION_FAILED',
@@ -18,7 +18,7 @@ export const RETRYABLE_BROWSER_CODES = [
 /** Largest CDP frame accepted: full-page screenshots are large. */
 export const MAX_FRAME_BYTES = 256 * 1024 * 1024;
 
-/** Close codes that carry a service refusal after the upgrade (D6). */
+/** Close codes that carry a service refusal after the upgrade (docs/decisions.md D6). */
 const REFUSAL_CLOSE_CODES = new Set([1008, 1011, 1013]);
 
 /** An id no CDP client reaches: our own `Browser.close` uses it and its answer is not relayed. */
@@ -28,7 +28,7 @@ function browserCode(code: string): string {
   return code.replace(/^ERR::BROWSER::/, '');
 }
 
-/** A service error from a browser refusal, retryable when its code is one of D6's five. */
+/** A service error from a browser refusal, retryable when its code is one of docs/decisions.md D6's five. */
 export function browserError(fields: ServiceErrorFields, cause?: unknown): ServiceError {
   const retryable = (RETRYABLE_BROWSER_CODES as readonly string[]).includes(browserCode(fields.code));
   return ServiceError.generate(
@@ -111,7 +111,7 @@ export class CloudSocket {
     return this.closeError;
   }
 
-  /** The service's refusal, when the close carried one (D6). */
+  /** The service's refusal, when the close carried one (docs/decisions.md D6). */
   refusal(): ServiceError | undefined {
     const cause = this.closeError?.cause;
     return cause instanceof ServiceError ? cause : undefined;
@@ -202,7 +202,7 @@ async function readBody(res: import('node:http').IncomingMessage, limit = 65536)
 
 /**
  * Open the cloud browser's WebSocket. Resolves once upgraded, with the run id and salt of
- * the 101 answer; a non-101 answer rejects with the service's error (D6), a network
+ * the 101 answer; a non-101 answer rejects with the service's error (docs/decisions.md D6), a network
  * failure with a {@link ConnectionError}, a slow handshake with a {@link TimeoutError}.
  * No message names the URL's query.
  */

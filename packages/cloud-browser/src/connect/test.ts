@@ -16,7 +16,7 @@ import type { CloudBrowserSession, ConnectOptions } from './session.js';
 
 /** Worker options and fixtures this entry adds. */
 export interface CloudBrowserWorkerFixtures {
-  /** Session options of the cloud browser (spec 2.4 wire names). @default {} */
+  /** Session options of the cloud browser (docs/wire.md §2.4 wire names). @default {} */
   cloudBrowser: BrowserUrlOptions;
   /** How to connect: timeout, retries, keep-alive. @default {} */
   cloudConnect: ConnectOptions;

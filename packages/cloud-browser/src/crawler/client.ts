@@ -1,5 +1,5 @@
 /**
- * The crawler client (spec parts 4, 5, 7; D8-D13): every crawl operation on the live wire,
+ * The crawler client (spec parts 4, 5, 7; docs/decisions.md D8 to docs/decisions.md D13): every crawl operation on the live wire,
  * with retries, waiting, lazy paging of URLs and contents, batches, streamed artifacts and
  * prompt streams.
  */
@@ -64,7 +64,7 @@ export interface WaitOptions extends CallOptions {
   onProgress?: ((status: CrawlStatus) => void) | undefined;
 }
 
-/** What {@link CrawlerClient.search} asks (D10). */
+/** What {@link CrawlerClient.search} asks (docs/decisions.md D10). */
 export interface SearchParams {
   /** The crawls to search, one or more ids. Sent as `crawl_ids`. */
   crawls: readonly string[];
@@ -77,7 +77,7 @@ export interface SearchParams {
   cursor?: string | undefined;
 }
 
-/** What {@link CrawlerClient.prompt} asks (D10). */
+/** What {@link CrawlerClient.prompt} asks (docs/decisions.md D10). */
 export interface PromptParams {
   /** The crawls to ask, one or more ids. Sent as `crawl_ids`. */
   crawls: readonly string[];
@@ -95,7 +95,7 @@ export interface RefreshSettings {
   refresh_interval?: number | undefined;
 }
 
-/** Content type of each format in plain mode and in batch parts (D10). */
+/** Content type of each format in plain mode and in batch parts (docs/decisions.md D10). */
 const FORMAT_TYPES: Record<ContentFormat, string> = {
   html: 'text/html',
   clean_html: 'text/html',
@@ -176,7 +176,7 @@ export class CrawlerClient {
   }
 
   /**
-   * Start a crawl (`POST /crawl`, D9): JSON, or with `url_list` a multipart form whose URLs
+   * Start a crawl (`POST /crawl`, docs/decisions.md D9): JSON, or with `url_list` a multipart form whose URLs
    * stream a batch at a time. Retried only when the service says it may be.
    */
   async start(
@@ -202,7 +202,7 @@ export class CrawlerClient {
     return { ...body, uuid, crawler_uuid: uuid };
   }
 
-  /** The crawl's status record (D11), both names of each pair present, unknown fields kept. */
+  /** The crawl's status record (docs/decisions.md D11), both names of each pair present, unknown fields kept. */
   async status(uuid: string, options: CallOptions = {}): Promise<CrawlStatus> {
     const res = await this.#request('GET', `/crawl/${this.#id(uuid)}/status`, { ...options, retry: 'always' });
     const status = readStatus(await res.json().catch(() => undefined));
@@ -255,7 +255,7 @@ export class CrawlerClient {
   }
 
   /**
-   * Every URL the crawl met with that status (D10, `visited` by default), read a page of the
+   * Every URL the crawl met with that status (docs/decisions.md D10, `visited` by default), read a page of the
    * text listing at a time as you iterate, until an empty page.
    */
   urls(
@@ -297,7 +297,7 @@ export class CrawlerClient {
   }
 
   /**
-   * Every page's contents in the given formats (D10), read a page of the listing at a time as
+   * Every page's contents in the given formats (docs/decisions.md D10), read a page of the listing at a time as
    * you iterate, following `links.next`. `limit` is the page size, 1 to 50.
    */
   contents(
@@ -347,7 +347,7 @@ export class CrawlerClient {
   }
 
   /**
-   * One page's content in one format, as the service stores it (plain mode, D10); `null` when
+   * One page's content in one format, as the service stores it (plain mode, docs/decisions.md D10); `null` when
    * that URL was not crawled or that format not kept (404).
    */
   async read(uuid: string, url: string, options: CallOptions & { format: ContentFormat }): Promise<string | null> {
@@ -371,7 +371,7 @@ export class CrawlerClient {
   }
 
   /**
-   * The contents of up to 100 URLs in one call (`POST .../contents/batch`, D10): `{ [url]:
+   * The contents of up to 100 URLs in one call (`POST .../contents/batch`, docs/decisions.md D10): `{ [url]:
    * { [format]: text } }`; a URL or format the crawl did not keep is absent. The
    * `multipart/related` answer is read with meros.
    */
@@ -436,7 +436,7 @@ export class CrawlerClient {
   }
 
   /**
-   * Search the index of one or more crawls (D10). Crawls without an index, or not ready yet,
+   * Search the index of one or more crawls (docs/decisions.md D10). Crawls without an index, or not ready yet,
    * are listed in `skipped`; the search still answers.
    */
   async search(params: SearchParams, options: CallOptions = {}): Promise<SearchResponse> {
@@ -459,7 +459,7 @@ export class CrawlerClient {
   }
 
   /**
-   * Ask the crawls' index; the answer streams as tokens (D12). An error before the first token
+   * Ask the crawls' index; the answer streams as tokens (docs/decisions.md D12). An error before the first token
    * rejects; an error frame after tokens ends the iteration by throwing, after the tokens
    * already given. Leaving the loop early aborts the request. Never asked twice once the
    * service answered (a prompt is billable).

@@ -1,5 +1,5 @@
 /**
- * The `POST /crawl` body (D9): JSON, or with `url_list` multipart, streamed, so a huge URL list
+ * The `POST /crawl` body (docs/decisions.md D9): JSON, or with `url_list` multipart, streamed, so a huge URL list
  * is never built twice.
  */
 import { randomBytes } from 'node:crypto';
@@ -15,7 +15,7 @@ export interface EncodedCrawlRequest {
 }
 
 /**
- * Encode a crawl configuration as the body of `POST /crawl` (D9). Without `url_list`: JSON, every
+ * Encode a crawl configuration as the body of `POST /crawl` (docs/decisions.md D9). Without `url_list`: JSON, every
  * parameter but `key`. With it: a multipart form of two file parts, `config` (`config.json`,
  * every parameter but `url_list` and `key`) and `urls` (`urls.txt`, one URL a line), produced a
  * batch of URLs at a time as it is sent.

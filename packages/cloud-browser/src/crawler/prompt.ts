@@ -1,4 +1,4 @@
-/** A prompt answer read as Server-Sent Events (D12): sources, tokens, done, errors, keep-alives. */
+/** A prompt answer read as Server-Sent Events (docs/decisions.md D12): sources, tokens, done, errors, keep-alives. */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ConfigError, ConnectionError, isTimeoutError, ServiceError } from '../errors.js';
 import { redact } from '../internal/redact.js';

@@ -1,5 +1,5 @@
 /**
- * The crawl configuration (spec 2.1, rules 1-7; D8, D18): one zod schema for the client and
+ * The crawl configuration (docs/wire.md §2.1, rules 1-7; docs/decisions.md D8, docs/decisions.md D18): one zod schema for the client and
  * the emulator, and `toCrawlRequest`, which applies every rule and gives the wire form.
  * Pure: no I/O.
  */
@@ -9,11 +9,11 @@ import { show, toConfigIssues } from '../internal/issues.js';
 import type { Agree, Assert, Schema } from '../internal/schema.js';
 import { CRAWLER_EVENTS, type CrawlerEvent } from '../webhooks/constants.js';
 
-/** Content formats of spec 2.1. */
+/** Content formats of docs/wire.md §2.1. */
 export const CONTENT_FORMATS = ['html', 'markdown', 'text', 'clean_html'] as const;
 /** One of {@link CONTENT_FORMATS}. */
 export type ContentFormat = (typeof CONTENT_FORMATS)[number];
-/** Smallest and largest `refresh_interval`, seconds (spec part 8). */
+/** Smallest and largest `refresh_interval`, seconds (docs/wire.md §8). */
 export const REFRESH_INTERVAL_RANGE = [3600, 7_776_000] as const;
 
 const bool = (name: string) =>
@@ -263,7 +263,7 @@ const zodSchema = z
   .check(z.superRefine((raw, ctx) => rules(raw as Raw, ctx), { when: () => true }));
 
 /**
- * A crawl configuration as the caller writes it (spec 2.1, wire names). Exactly one of `url`,
+ * A crawl configuration as the caller writes it (docs/wire.md §2.1, wire names). Exactly one of `url`,
  * `url_list` and `remote_url_list` is required.
  */
 export interface CrawlConfig {
@@ -336,8 +336,8 @@ export interface CrawlConfig {
 type _CrawlConfigAgrees = Assert<Agree<CrawlConfig, z.input<typeof zodSchema>>>;
 
 /**
- * Every parameter of the crawl start operation (spec 2.1), wire names, plus `unblocker`, the
- * current name of `asp` (D18). Unknown names are refused.
+ * Every parameter of the crawl start operation (docs/wire.md §2.1), wire names, plus `unblocker`, the
+ * current name of `asp` (docs/decisions.md D18). Unknown names are refused.
  *
  * @example
  * crawlConfigSchema.parse({ url: 'https://example.com', page_limit: 50, content_formats: ['markdown'] })
@@ -357,11 +357,11 @@ export interface CrawlRequest {
 const EXPLICIT = new Set(['respect_robots_txt', 'follow_internal_subdomains']);
 
 /**
- * Validate a configuration and give its wire form, applying all seven rules of spec 2.1:
+ * Validate a configuration and give its wire form, applying all seven rules of docs/wire.md §2.1:
  * one source, exclusive path filters, the refresh interval's range and its need of
  * `refresh`, the webhook events, leaving out false and empty options (but sending
  * `respect_robots_txt` and `follow_internal_subdomains` when set), and `asp`/`unblocker`.
- * The config never carries `url_list` nor `key` (D8).
+ * The config never carries `url_list` nor `key` (docs/decisions.md D8).
  *
  * @example
  * toCrawlRequest({ url_list: ['https://a.example/', 'https://b.example/'], unblocker: true })
@@ -387,7 +387,7 @@ export function toCrawlRequest(input: CrawlConfig): CrawlRequest {
     if (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0) continue;
     config[name] = v;
   }
-  // Rule 7 (D18): either name asks for the bypass; when both are given, `asp` wins; false removes it.
+  // Rule 7 (docs/decisions.md D18): either name asks for the bypass; when both are given, `asp` wins; false removes it.
   const bypass = value.asp !== undefined ? value.asp : value.unblocker;
   if (bypass === true) config.asp = true;
   return value.url_list ? { config, urls: value.url_list as readonly string[] } : { config };

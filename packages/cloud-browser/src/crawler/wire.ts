@@ -1,14 +1,14 @@
 /**
- * What the crawler service answers, as its official SDKs read it (D9-D12), and the pure
+ * What the crawler service answers, as its official SDKs read it (docs/decisions.md D9 to docs/decisions.md D12), and the pure
  * functions that read it: a status record with both names of each pair, URL listing lines,
  * search answers, refresh blocks. Pure: no I/O, no `node:` import.
  */
 import type { ContentFormat } from './schema.js';
 
-/** Crawl states (D11). */
+/** Crawl states (docs/decisions.md D11). */
 export type CrawlStatusName = 'PENDING' | 'RUNNING' | 'DONE' | 'CANCELLED' | (string & {});
 
-/** Why a crawl stopped (D11). */
+/** Why a crawl stopped (docs/decisions.md D11). */
 export type CrawlStopReason =
   | 'no_more_urls'
   | 'page_limit'
@@ -21,7 +21,7 @@ export type CrawlStopReason =
   | 'storage_error'
   | (string & {});
 
-/** The counters of a crawl (D11); times in Unix seconds, `null` until they happen. */
+/** The counters of a crawl (docs/decisions.md D11); times in Unix seconds, `null` until they happen. */
 export interface CrawlState {
   urls_visited: number;
   urls_extracted: number;
@@ -37,7 +37,7 @@ export interface CrawlState {
   [field: string]: unknown;
 }
 
-/** The `search` block of a status record (D11). Only `READY` and `PARTIAL` answer queries. */
+/** The `search` block of a status record (docs/decisions.md D11). Only `READY` and `PARTIAL` answer queries. */
 export interface CrawlSearchState {
   status: 'DISABLED' | 'BUILDING' | 'READY' | 'PARTIAL' | 'FAILED' | (string & {});
   documents: number;
@@ -47,7 +47,7 @@ export interface CrawlSearchState {
   [field: string]: unknown;
 }
 
-/** The `refresh` block of a status record, and the answer of the refresh calls (D11). */
+/** The `refresh` block of a status record, and the answer of the refresh calls (docs/decisions.md D11). */
 export interface CrawlRefreshState {
   enabled: boolean;
   interval_seconds: number;
@@ -63,7 +63,7 @@ export interface CrawlRefreshState {
 }
 
 /**
- * The status record of a crawl (D11). The spec's names and the service's are both present,
+ * The status record of a crawl (docs/decisions.md D11). The spec's names and the service's are both present,
  * whichever the service sent: `uuid` and `crawler_uuid`, `is_complete` and `is_finished`.
  * Unknown fields are kept.
  */
@@ -83,7 +83,7 @@ export interface CrawlStatus {
   [field: string]: unknown;
 }
 
-/** The statuses a URL listing can be asked for (D10). */
+/** The statuses a URL listing can be asked for (docs/decisions.md D10). */
 export const URL_STATUSES = ['visited', 'pending', 'failed', 'skipped'] as const;
 /** One of {@link URL_STATUSES}. */
 export type CrawlUrlStatus = (typeof URL_STATUSES)[number];
@@ -102,12 +102,12 @@ export interface CrawlContent {
   content: Partial<Record<ContentFormat | 'extracted_data', string | null>>;
 }
 
-/** Search modes (D10). */
+/** Search modes (docs/decisions.md D10). */
 export const SEARCH_MODES = ['fts', 'vector', 'hybrid'] as const;
 /** One of {@link SEARCH_MODES}. */
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
-/** One search hit (D10): a passage of a crawled page. */
+/** One search hit (docs/decisions.md D10): a passage of a crawled page. */
 export interface SearchResult {
   /** 1-based place in the merged ranking. */
   rank: number;
@@ -122,7 +122,7 @@ export interface SearchResult {
   [field: string]: unknown;
 }
 
-/** A crawl that contributed nothing to a search, and why: not an error (spec 2.3). */
+/** A crawl that contributed nothing to a search, and why: not an error (docs/wire.md §2.3). */
 export interface SearchSkipped {
   crawler_uuid: string;
   reason: 'search_not_enabled' | 'search_not_ready' | 'search_failed' | (string & {});
@@ -131,7 +131,7 @@ export interface SearchSkipped {
   [field: string]: unknown;
 }
 
-/** A search response (D10). */
+/** A search response (docs/decisions.md D10). */
 export interface SearchResponse {
   query: string;
   mode: string;
@@ -143,7 +143,7 @@ export interface SearchResponse {
   [field: string]: unknown;
 }
 
-/** A `source` frame of a prompt answer (D12): a passage the answer may cite. */
+/** A `source` frame of a prompt answer (docs/decisions.md D12): a passage the answer may cite. */
 export interface PromptSource {
   id: number;
   crawler_uuid: string;
@@ -153,7 +153,7 @@ export interface PromptSource {
   [field: string]: unknown;
 }
 
-/** The final `done` frame of a prompt answer (D12). */
+/** The final `done` frame of a prompt answer (docs/decisions.md D12). */
 export interface PromptDone {
   /** The ids of the sources the answer cites. */
   sources_used: number[];
@@ -244,7 +244,7 @@ export function readRefreshState(body: unknown): CrawlRefreshState {
 }
 
 /**
- * Read one page of the text URL listing (D10): a URL a line, and for failed and skipped URLs
+ * Read one page of the text URL listing (docs/decisions.md D10): a URL a line, and for failed and skipped URLs
  * `url,reason`. The reason follows the last comma (reasons hold none; URLs may), so a URL with
  * a comma in it comes back whole.
  *

@@ -1,5 +1,5 @@
 /**
- * The HTTP side every REST client of the service shares (D13): the key as a query parameter,
+ * The HTTP side every REST client of the service shares (docs/decisions.md D13): the key as a query parameter,
  * retries with backoff and jitter, `retry_delay` and `Retry-After`, a timer on each wait, and
  * errors read from the part-7 fields or the envelope. Never echoes the key.
  */
@@ -162,7 +162,7 @@ export class ServiceClient {
   }
 
   /**
-   * One call: the key in the query, the body built anew for each attempt, retried as D13 says
+   * One call: the key in the query, the body built anew for each attempt, retried as docs/decisions.md D13 says
    * for the call's policy, each attempt timed while waiting on the service.
    */
   async request(method: string, path: string, spec: RequestSpec): Promise<Response> {
@@ -224,7 +224,7 @@ export class ServiceClient {
     } as RequestInit;
   }
 
-  /** A non-2xx answer: its error, and whether and when to ask again (D13). */
+  /** A non-2xx answer: its error, and whether and when to ask again (docs/decisions.md D13). */
   async #refusal(res: Response, policy: RetryPolicy): Promise<Failure> {
     const text = await res.text().catch(() => '');
     let body: unknown = text;

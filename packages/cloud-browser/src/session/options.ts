@@ -1,17 +1,17 @@
 /**
- * The session options' names, values, bounds and wire forms (spec 2.4): no validation library,
+ * The session options' names, values, bounds and wire forms (docs/wire.md §2.4): no validation library,
  * so that what needs only these (the command's flags, the URL's text form) loads fast.
  */
 
-/** Proxy pools of spec 2.4. */
+/** Proxy pools of docs/wire.md §2.4. */
 export const PROXY_POOLS = ['datacenter', 'residential'] as const;
-/** Operating systems of spec 2.4. */
+/** Operating systems of docs/wire.md §2.4. */
 export const OPERATING_SYSTEMS = ['linux', 'windows', 'macos', 'android', 'iphone', 'ipad'] as const;
-/** Protocols `byop_proxy` may use (spec 2.4). */
+/** Protocols `byop_proxy` may use (docs/wire.md §2.4). */
 export const BYOP_PROTOCOLS = ['http', 'https', 'socks5', 'socks5h', 'socks5+udp', 'socks5h+udp'] as const;
-/** Largest `timeout` the service accepts, seconds (spec part 8). */
+/** Largest `timeout` the service accepts, seconds (docs/wire.md §8). */
 export const MAX_TIMEOUT_SECONDS = 1800;
-/** Largest number of `languages` entries (spec part 8). */
+/** Largest number of `languages` entries (docs/wire.md §8). */
 export const MAX_LANGUAGES = 3;
 
 /** Options whose values are credentials: never echoed in a message. */
@@ -22,7 +22,7 @@ export type ProxyPool = (typeof PROXY_POOLS)[number];
 /** An operating system the session's browser shows: one of {@link OPERATING_SYSTEMS}. */
 export type OperatingSystem = (typeof OPERATING_SYSTEMS)[number];
 
-/** Each session option's value, wire names (spec 2.4). */
+/** Each session option's value, wire names (docs/wire.md §2.4). */
 export interface SessionOptionValues {
   /** The proxy pool the session's traffic leaves through. */
   proxy_pool: ProxyPool;
@@ -85,7 +85,7 @@ export interface SessionOptionValues {
   api_key: string;
 }
 
-/** How each option is written in the query string (D3). */
+/** How each option is written in the query string (docs/decisions.md D3). */
 export type WireKind = 'boolean' | 'integer' | 'list' | 'string';
 
 /** The text form of each option; typed so that a new option cannot be forgotten here. */

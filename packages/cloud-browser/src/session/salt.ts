@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The project salt (spec part 5, D4): the first 8 hex characters of SHA-256 of the API key.
+ * The project salt (docs/wire.md §5, docs/decisions.md D4): the first 8 hex characters of SHA-256 of the API key.
  * The service sends it as `X-Browser-Project-Salt`; a native VNC client types `<salt>-<vnc_password>`.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * The cloud browser's query parameters (spec 2.4, DECISIONS D3 and D7): one zod schema,
+ * The cloud browser's query parameters (docs/wire.md §2.4, docs/decisions.md D3 and docs/decisions.md D7): one zod schema,
  * the single source of truth for the client's builder and the emulator's parser.
  */
 import { z } from 'zod';
@@ -179,7 +179,7 @@ const fields = {
 type Raw = Record<string, unknown>;
 const isSet = (raw: Raw, name: string) => raw[name] !== undefined && raw[name] !== null;
 
-/** Rules across options (D7): checked even when some option has the wrong type, so every problem shows at once. */
+/** Rules across options (docs/decisions.md D7): checked even when some option has the wrong type, so every problem shows at once. */
 function pairings(raw: Raw, ctx: { addIssue: (i: { code: 'custom'; message: string; path: string[] }) => void }) {
   const need = (name: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [name] });
   if (isSet(raw, 'vault') && !isSet(raw, 'vault_key')) {
@@ -191,7 +191,7 @@ function pairings(raw: Raw, ctx: { addIssue: (i: { code: 'custom'; message: stri
   if (isSet(raw, 'vnc_password') && raw.enable_vnc !== true) {
     need('enable_vnc', '`vnc_password` needs `enable_vnc: true`: set it, or leave the password out');
   }
-  // Without a password only the networks allowed to attach unauthenticated can view (D5, D7).
+  // Without a password only the networks allowed to attach unauthenticated can view (docs/decisions.md D5, docs/decisions.md D7).
   const hitl = isSet(raw, 'hitl_allowed_networks');
   if (raw.enable_vnc === true && !isSet(raw, 'vnc_password') && !hitl) {
     need(
@@ -239,7 +239,7 @@ type _SessionInputAgrees = Assert<Agree<BrowserSessionOptions, z.input<typeof zo
 type _SessionOutputAgrees = Assert<Agree<ParsedBrowserSession, z.output<typeof zodSchema>>>;
 
 /**
- * Every query parameter of the cloud browser (spec 2.4) plus `api_key`, with wire names.
+ * Every query parameter of the cloud browser (docs/wire.md §2.4) plus `api_key`, with wire names.
  * Unknown option names are refused. Parsing normalises `languages` and
  * `hitl_allowed_networks` to lists and drops `null`s.
  *

@@ -1,4 +1,4 @@
-/** The browser URL: build it from options (D3) and read options back from it. */
+/** The browser URL: build it from options (docs/decisions.md D3) and read options back from it. */
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { toConfigIssues, unknownOption } from '../internal/issues.js';
 import { registerSecret } from '../internal/redact.js';
@@ -10,7 +10,7 @@ import {
   SESSION_WIRE_KINDS,
 } from './schema.js';
 
-/** Where the builder looks when an option is not passed (D2). */
+/** Where the builder looks when an option is not passed (docs/decisions.md D2). */
 export const ENV = {
   apiKey: 'CLOUD_API_KEY',
   browserUrl: 'CLOUD_BROWSER_URL',
@@ -32,7 +32,7 @@ export type BrowserUrlOptions = BrowserSessionOptions & {
   browser_url?: string | URL | undefined;
   /**
    * Query parameters newer than this library, sent as given after the known ones, unvalidated
-   * (D19). A typo in a known option is still refused; a name known to the library is refused
+   * (docs/decisions.md D19). A typo in a known option is still refused; a name known to the library is refused
    * here too (pass it as the option). Values of names that look like credentials are redacted.
    */
   extra?: Readonly<Record<string, ExtraValue>> | undefined;
@@ -124,7 +124,7 @@ function rememberSecrets(options: ParsedBrowserSession): void {
 }
 
 /**
- * Validate session options and give the cloud browser's WebSocket URL (D3, D7).
+ * Validate session options and give the cloud browser's WebSocket URL (docs/decisions.md D3, docs/decisions.md D7).
  * `api_key` falls back to `CLOUD_API_KEY`, `browser_url` to `CLOUD_BROWSER_URL`.
  * Every problem is reported at once in one {@link ConfigError}; secrets are never echoed.
  *
@@ -157,14 +157,14 @@ export function buildBrowserUrl(options: BrowserUrlOptions): URL {
   return url;
 }
 
-/** A session to join as it is, by the address the service gave (an unblock's `ws_url`, D24). */
+/** A session to join as it is, by the address the service gave (an unblock's `ws_url`, docs/decisions.md D24). */
 export interface JoinTarget {
   /** A `ws://` or `wss://` address with its query; it holds the key. */
   ws_url: string | URL;
 }
 
 /**
- * The address to connect to: the options' URL built and checked (D3, D7), or the `ws_url` of
+ * The address to connect to: the options' URL built and checked (docs/decisions.md D3, docs/decisions.md D7), or the `ws_url` of
  * a session the service opened, checked to be a WebSocket address, its credentials remembered
  * for redaction.
  *
@@ -185,7 +185,7 @@ export function browserUrlOf(target: BrowserUrlOptions | JoinTarget): URL {
   return url;
 }
 
-/** The query string of validated options, in the stable order of {@link SESSION_OPTION_NAMES} (D3). */
+/** The query string of validated options, in the stable order of {@link SESSION_OPTION_NAMES} (docs/decisions.md D3). */
 export function encodeSessionQuery(options: ParsedBrowserSession): URLSearchParams {
   const query = new URLSearchParams();
   for (const name of SESSION_OPTION_NAMES) {
@@ -203,7 +203,7 @@ export function encodeSessionQuery(options: ParsedBrowserSession): URLSearchPara
 /** Options read back from a browser URL, with the URL's address without its query. */
 export type ParsedBrowserUrl = ParsedBrowserSession & {
   browser_url: string;
-  /** With `{ unknown: 'keep' }`: the names of parameters this library does not know (D19). */
+  /** With `{ unknown: 'keep' }`: the names of parameters this library does not know (docs/decisions.md D19). */
   ignored?: string[];
 };
 

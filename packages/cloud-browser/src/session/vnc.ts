@@ -1,9 +1,9 @@
-/** VNC credentials of a session (spec parts 4 and 5, D5). */
+/** VNC credentials of a session (spec parts 4 and 5, docs/decisions.md D5). */
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { checkNumber } from '../internal/knobs.js';
 import { REDACTED, registerSecret } from '../internal/redact.js';
 
-/** The native VNC port of the service (spec part 4). */
+/** The native VNC port of the service (docs/wire.md §4). */
 export const VNC_TCP_PORT = 5901;
 
 /** Where and how a VNC viewer connects. */
@@ -51,7 +51,7 @@ function endpoint(url: string, password: string): VncEndpoint {
 }
 
 /**
- * Ready-to-use VNC credentials (D5): the native client's `vnc://<run_id>@<host>:5901` (or `tcpPort`) with
+ * Ready-to-use VNC credentials (docs/decisions.md D5): the native client's `vnc://<run_id>@<host>:5901` (or `tcpPort`) with
  * password `<salt>-<vnc_password>`, and the WebSocket view `<origin>/run/<run_id>/vnc` with the
  * raw password. `util.inspect` shows the passwords as `***`.
  *

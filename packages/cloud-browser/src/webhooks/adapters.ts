@@ -132,7 +132,7 @@ export interface WebhookServer {
 }
 
 /**
- * The reference receiver (spec part 4): POST `path` verifies and hands over; other methods
+ * The reference receiver (docs/wire.md §4): POST `path` verifies and hands over; other methods
  * on `path` answer 405, other paths 404.
  *
  * @example

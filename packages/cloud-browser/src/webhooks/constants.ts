@@ -1,11 +1,11 @@
-/** Names and limits of webhook deliveries (spec 2.5, 4, 6; D14-D17). Pure: no I/O. */
+/** Names and limits of webhook deliveries (docs/wire.md §2.5, 4, 6; docs/decisions.md D14 to docs/decisions.md D17). Pure: no I/O. */
 
-/** Delivery resource types (spec 2.5). */
+/** Delivery resource types (docs/wire.md §2.5). */
 export const RESOURCE_TYPES = ['scrape', 'ping', 'crawl', 'extraction', 'screenshot', 'alert'] as const;
 /** One of {@link RESOURCE_TYPES}. */
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
-/** The eleven crawler events (spec part 6). */
+/** The eleven crawler events (docs/wire.md §6). */
 export const CRAWLER_EVENTS = [
   'crawler_started',
   'crawler_url_visited',
@@ -39,7 +39,7 @@ export interface HeaderNames {
 export const HEADER_PREFIX = /^[A-Za-z][A-Za-z0-9-]*-$/;
 
 /**
- * The delivery header names under `prefix` (spec 2.5 names the `X-Service-Webhook-` ones; the
+ * The delivery header names under `prefix` (docs/wire.md §2.5 names the `X-Service-Webhook-` ones; the
  * live service sends `X-Scrapfly-Webhook-`).
  *
  * @example
@@ -58,7 +58,7 @@ export function headerNames(prefix: string = DEFAULT_HEADER_PREFIX): HeaderNames
 /** Header names of the spec, lower case as Node gives them. */
 export const HEADERS: HeaderNames = headerNames();
 
-/** Largest body accepted, on the wire and decoded (spec part 8). @default 268435456 */
+/** Largest body accepted, on the wire and decoded (docs/wire.md §8). @default 268435456 */
 export const DEFAULT_MAX_BODY_BYTES = 268_435_456;
-/** How far an alert's timestamp may be from now, seconds (D15). @default 300 */
+/** How far an alert's timestamp may be from now, seconds (docs/decisions.md D15). @default 300 */
 export const DEFAULT_TOLERANCE_SECONDS = 300;

@@ -1,9 +1,9 @@
-/** Reading a crawl delivery's JSON body (D17): `{event, payload}`, typed per event. Pure. */
+/** Reading a crawl delivery's JSON body (docs/decisions.md D17): `{event, payload}`, typed per event. Pure. */
 import type { CrawlRefreshState, CrawlSearchState, CrawlState } from '../crawler/wire.js';
 import { WebhookError } from '../errors.js';
 import { CRAWLER_EVENTS, type CrawlerEvent } from './constants.js';
 
-/** What every crawl event's payload carries (D17). */
+/** What every crawl event's payload carries (docs/decisions.md D17). */
 export interface CrawlEventCommon {
   crawler_uuid: string;
   project: string;
@@ -22,7 +22,7 @@ export interface CrawlEventSeed {
   links: { status: string; [link: string]: unknown };
 }
 
-/** The payload of each of the eleven events (D17). */
+/** The payload of each of the eleven events (docs/decisions.md D17). */
 export interface CrawlEventPayloads {
   crawler_started: CrawlEventCommon & CrawlEventSeed;
   crawler_stopped: CrawlEventCommon & CrawlEventSeed;
@@ -74,8 +74,8 @@ function kind(v: unknown): string {
 }
 
 /**
- * Parse a crawl delivery's body (D17): `{event, payload}` with `event` one of the eleven of
- * spec part 6 and the fields that event's payload carries. A body of another shape is a
+ * Parse a crawl delivery's body (docs/decisions.md D17): `{event, payload}` with `event` one of the eleven of
+ * docs/wire.md §6 and the fields that event's payload carries. A body of another shape is a
  * {@link WebhookError} with status 400.
  *
  * @example

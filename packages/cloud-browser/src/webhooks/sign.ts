@@ -1,4 +1,4 @@
-/** Signing a delivery exactly as the service sends it (D14-D16): for users' tests and the emulator. */
+/** Signing a delivery exactly as the service sends it (docs/decisions.md D14 to docs/decisions.md D16): for users' tests and the emulator. */
 import { createHmac } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import { ConfigError } from '../errors.js';

@@ -124,7 +124,7 @@ export type CheckedHeaders =
   | { ping: false; resourceType: ResourceType; signatures: string[]; prefix: string };
 
 /**
- * Check the resource type, the signature headers and an alert's timestamp (D14-D15). Throws
+ * Check the resource type, the signature headers and an alert's timestamp (docs/decisions.md D14 to docs/decisions.md D15). Throws
  * the {@link WebhookError} to answer (400 or 401).
  */
 export function checkHeaders(
@@ -166,7 +166,7 @@ export function checkHeaders(
   return { ping: false, resourceType: resourceType as ResourceType, signatures, prefix };
 }
 
-/** The Content-Encoding names to undo, last applied first (D16); `identity` dropped. */
+/** The Content-Encoding names to undo, last applied first (docs/decisions.md D16); `identity` dropped. */
 export function encodingsToUndo(header: string | undefined): string[] {
   if (!header) return [];
   return header

@@ -1,5 +1,5 @@
 /**
- * Verifying a delivery (spec part 4 receiver rules, D14-D16): resource type, signature over
+ * Verifying a delivery (docs/wire.md §4 receiver rules, docs/decisions.md D14 to docs/decisions.md D16): resource type, signature over
  * the decoded body or the bytes as received under any of several secrets, alert timestamps,
  * Content-Encoding, and the size limit on the wire and decoded, all in one streaming pass that
  * holds no more than the limit.
@@ -51,7 +51,7 @@ const ZLIB_OPTIONS = { chunkSize: 256 * 1024 };
 /** A zlib decoder: a Transform that counts the input it consumed. */
 type Decoder = Transform & { readonly bytesWritten: number };
 
-/** The decoders that undo a Content-Encoding list, last applied first (D16). */
+/** The decoders that undo a Content-Encoding list, last applied first (docs/decisions.md D16). */
 function decodersFor(header: string | undefined): (() => Decoder)[] {
   return encodingsToUndo(header).map((name) => {
     if (name === 'gzip' || name === 'x-gzip') return () => zlib.createGunzip(ZLIB_OPTIONS);
@@ -272,7 +272,7 @@ export async function verifyPrepared(
   const declared = declaredTooLarge(header, max);
   const factories = decodersFor(header('content-encoding'));
   const hmacs: Hmac[] = secrets.map((s) => createHmac('sha256', s).update(prefix));
-  // D14: the service signs the decoded body, but its documentation also speaks of the bytes as
+  // docs/decisions.md D14: the service signs the decoded body, but its documentation also speaks of the bytes as
   // received; with an encoding, both are hashed in the same pass.
   const wireHmacs: Hmac[] = factories.length > 0 ? secrets.map((s) => createHmac('sha256', s).update(prefix)) : [];
   const identitySize = factories.length === 0 ? declared : undefined;

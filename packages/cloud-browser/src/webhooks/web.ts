@@ -178,7 +178,7 @@ export async function verifyRequest(options: PreparedVerifyOptions, request: Req
   const wire = await readAll(request.body, max, 'on the wire');
   const body = formats.length > 0 ? await decode(wire, formats, max) : wire;
   const { secrets } = options;
-  // D14: the decoded body is what the service signs; with an encoding, the bytes as received too.
+  // docs/decisions.md D14: the decoded body is what the service signs; with an encoding, the bytes as received too.
   const ok =
     (await signedBy(secrets, checked.prefix, body, checked.signatures)) ||
     (formats.length > 0 && (await signedBy(secrets, checked.prefix, wire, checked.signatures)));

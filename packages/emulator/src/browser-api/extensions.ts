@@ -1,5 +1,5 @@
 /**
- * Extensions (D22): a `.zip` or a `.crx` (its header stripped) unpacked with yauzl and checked:
+ * Extensions (docs/decisions.md D22): a `.zip` or a `.crx` (its header stripped) unpacked with yauzl and checked:
  * a manifest (MV3 or MV2) with a name and a version; no path out of the folder, no symlink, no
  * archive inflating past 50 MiB. A session with `extensions=<id>` starts Chromium with them.
  */

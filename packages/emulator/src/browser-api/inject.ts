@@ -1,5 +1,5 @@
 /**
- * A session's vault credentials put to use through CDP (D21), for matching origins only:
+ * A session's vault credentials put to use through CDP (docs/decisions.md D21), for matching origins only:
  * cookies set before the first page, passwords and one-time codes filled into the forms of
  * their origin when a page loads, passkeys registered with a WebAuthn virtual authenticator.
  */

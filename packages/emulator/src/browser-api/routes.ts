@@ -1,5 +1,5 @@
 /**
- * The cloud browser's REST side of the emulator (D20-D24), on the browser URL's host, the key
+ * The cloud browser's REST side of the emulator (docs/decisions.md D20 to docs/decisions.md D24), on the browser URL's host, the key
  * as `?key=`: sessions and stop, credential vaults, extensions, unblock.
  */
 import { randomBytes } from 'node:crypto';
@@ -175,7 +175,7 @@ export class BrowserRestApi {
     return isRefusal(answer) ? answer : [201, answer];
   }
 
-  /** Open a session already at `url` (D24), kept for the client that joins by `ws_url`. */
+  /** Open a session already at `url` (docs/decisions.md D24), kept for the client that joins by `ws_url`. */
   private async unblock(key: string, body: Record<string, unknown>): Promise<Refusal | [number, unknown]> {
     const target = body.url;
     if (typeof target !== 'string' || !URL.canParse(target) || !/^https?:$/.test(new URL(target).protocol))

@@ -1,5 +1,5 @@
 /**
- * Credential vaults (D21) with envelope encryption: each item's secret sealed with its own
+ * Credential vaults (docs/decisions.md D21) with envelope encryption: each item's secret sealed with its own
  * random data key (AES-256-GCM), each data key sealed with the vault key. The vault key itself
  * is never stored, not even hashed: a sealed constant (a key check value) tells a right key
  * from a wrong one, and only opening it costs a decryption. Rotation re-seals the data keys.
@@ -291,7 +291,7 @@ export class VaultStore {
   }
 
   /**
-   * Open a vault by name for a session (D21): its items in plain text, for this session's
+   * Open a vault by name for a session (docs/decisions.md D21): its items in plain text, for this session's
    * browser only. An unknown vault or a key that does not open it is a refusal.
    */
   openForSession(owner: string, name: string, key: string): OpenedItem[] | Refusal {

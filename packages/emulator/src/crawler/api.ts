@@ -1,5 +1,5 @@
 /**
- * The crawler API of the emulator on the live service's wire (spec part 4; D8-D13): routes,
+ * The crawler API of the emulator on the live service's wire (docs/wire.md §4; docs/decisions.md D8 to docs/decisions.md D13): routes,
  * starting crawls in both encodings, status, cancel, refresh and artifacts. Reading a crawl
  * back lives in `listing.ts`, search and prompt in `search-api.ts`.
  */
@@ -116,7 +116,7 @@ export class CrawlerApi {
     return refusal(404, 'ERR::NOT_FOUND', `no route for ${method} ${url.pathname}`);
   }
 
-  /** The configuration of `POST /crawl` in either encoding (D9), or a refusal. */
+  /** The configuration of `POST /crawl` in either encoding (docs/decisions.md D9), or a refusal. */
   private async readConfig(req: IncomingMessage): Promise<Record<string, unknown> | Refusal> {
     const type = (req.headers['content-type'] ?? '').toLowerCase();
     if (!type.startsWith('multipart/form-data')) {
@@ -157,7 +157,7 @@ export class CrawlerApi {
     const config = await this.readConfig(req);
     if (isRefusal(config)) return config;
     if ('key' in config)
-      return refusal(400, 'ERR::CRAWLER::INVALID_CONFIG', '`key` travels in the query, never in the body (D8)');
+      return refusal(400, 'ERR::CRAWLER::INVALID_CONFIG', '`key` travels in the query, never in the body');
     const parsed = crawlConfigSchema.safeParse(config);
     if (!parsed.success) {
       const issues = toConfigIssues(parsed.error.issues, CRAWL_OPTION_NAMES);

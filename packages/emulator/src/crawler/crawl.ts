@@ -121,7 +121,7 @@ export class EmulatedCrawl {
     return n;
   }
 
-  /** The counters of D11: times in Unix seconds, null until they happen. */
+  /** The counters of docs/decisions.md D11: times in Unix seconds, null until they happen. */
   state(): Record<string, unknown> {
     const end = this.endedAt || this.host.now();
     let extracted = 0;
@@ -140,7 +140,7 @@ export class EmulatedCrawl {
     };
   }
 
-  /** The `search` block of D11, or null when the crawl builds no index. */
+  /** The `search` block of docs/decisions.md D11, or null when the crawl builds no index. */
   searchBlock(): Record<string, unknown> | null {
     if (!this.config.search) return null;
     const status = { NONE: 'DISABLED', BUILDING: 'BUILDING', READY: 'READY', FAILED: 'FAILED' }[this.searchState];
@@ -152,7 +152,7 @@ export class EmulatedCrawl {
     };
   }
 
-  /** The `refresh` block of D11, or null when the crawl does not refresh itself. */
+  /** The `refresh` block of docs/decisions.md D11, or null when the crawl does not refresh itself. */
   refreshBlock(): Record<string, unknown> | null {
     if (!this.config.refresh) return null;
     const next = this.nextRefreshAt;
@@ -167,7 +167,7 @@ export class EmulatedCrawl {
     };
   }
 
-  /** The status record of D11, under the spec's names and the service's. */
+  /** The status record of docs/decisions.md D11, under the spec's names and the service's. */
   record(): Record<string, unknown> {
     const complete = this.isComplete;
     return {

@@ -26,7 +26,7 @@ export interface DeliveryRecord {
 const DEFAULT_EVENTS: CrawlerEvent[] = ['crawler_started', 'crawler_stopped', 'crawler_cancelled', 'crawler_finished'];
 const ATTEMPTS = 4;
 /**
- * A crawl delivery's body (D17): `{event, payload}`, the payload carrying `crawler_uuid`,
+ * A crawl delivery's body (docs/decisions.md D17): `{event, payload}`, the payload carrying `crawler_uuid`,
  * `project`, `env`, `action` and `state` and the event's own fields.
  */
 export function deliveryBody(

@@ -1,5 +1,5 @@
 /**
- * Reading a crawl back (D10): the text URL listing, the contents map with its links, plain
+ * Reading a crawl back (docs/decisions.md D10): the text URL listing, the contents map with its links, plain
  * mode, and batches as RFC 2387 `multipart/related`.
  */
 import { randomBytes } from 'node:crypto';
@@ -10,7 +10,7 @@ import type { EmulatedCrawl, PageRecord } from './crawl.js';
 import { contentOf } from './formats.js';
 
 const URL_STATUSES = ['visited', 'pending', 'failed', 'skipped'] as const;
-/** Content type of each format, in plain mode and in batch parts (D10). */
+/** Content type of each format, in plain mode and in batch parts (docs/decisions.md D10). */
 export const FORMAT_TYPES: Record<ContentFormat, string> = {
   html: 'text/html',
   clean_html: 'text/html',
@@ -113,7 +113,7 @@ export function contents(res: ServerResponse, crawl: EmulatedCrawl, url: URL, ap
     if (p.extracted) content.extracted_data = JSON.stringify(p.extracted);
     map[p.url] = content;
   }
-  // Links name the pages without the key (D10): a client adds its own.
+  // Links name the pages without the key (docs/decisions.md D10): a client adds its own.
   const link = (at: number) => {
     const next = new URL(`${apiUrl}/crawl/${crawl.uuid}/contents`);
     next.searchParams.set('formats', formats.join(','));

@@ -1,5 +1,5 @@
 /**
- * Search and prompt over the crawls' indexes (D10, D12): `crawl_ids` in, skipped crawls named
+ * Search and prompt over the crawls' indexes (docs/decisions.md D10, docs/decisions.md D12): `crawl_ids` in, skipped crawls named
  * with their reason, and the prompt answer as Server-Sent Events.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -134,7 +134,7 @@ function decodeCursor(cursor: unknown): number | undefined {
   }
 }
 
-/** `POST /crawl/search` (D10). */
+/** `POST /crawl/search` (docs/decisions.md D10). */
 export function search(
   body: Record<string, unknown>,
   key: string,
@@ -179,7 +179,7 @@ export interface PromptContext {
 }
 
 /**
- * `POST /crawl/prompt` (D12): an extractive answer, the best sentence of each of the best
+ * `POST /crawl/prompt` (docs/decisions.md D12): an extractive answer, the best sentence of each of the best
  * passages, as `source` frames, `token` frames whose data is a JSON string, and one `done`.
  * A comment keeps the connection alive while the answer is prepared.
  */

@@ -1,5 +1,5 @@
 /**
- * Session recordings (D23), encoded by the emulator's own Chromium: a page draws the session's
+ * Session recordings (docs/decisions.md D23), encoded by the emulator's own Chromium: a page draws the session's
  * screencast frames on a canvas and `MediaRecorder` turns the canvas into a VP8 WebM. Nothing is
  * downloaded and no encoder ships with the package: Chromium has libvpx already. Memory stays
  * flat: only the newest frame waits to be drawn, and the encoded chunks go to a file each second.

@@ -1,4 +1,4 @@
-/** The emulator's runs and their recordings (D23): what `/run/{run_id}/playback` and `/video` answer. */
+/** The emulator's runs and their recordings (docs/decisions.md D23): what `/run/{run_id}/playback` and `/video` answer. */
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ interface Run {
   error?: string;
 }
 
-/** The D23 answer of `GET /run/{run_id}/playback`. */
+/** The docs/decisions.md D23 answer of `GET /run/{run_id}/playback`. */
 export interface Playback {
   available: boolean;
   status: Status;

@@ -1,4 +1,4 @@
-/** Who may watch a session (D5): the networks let in without a password, and the native port's credentials. */
+/** Who may watch a session (docs/decisions.md D5): the networks let in without a password, and the native port's credentials. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 

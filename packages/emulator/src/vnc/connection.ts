@@ -41,7 +41,7 @@ export interface RfbTarget {
 }
 
 /**
- * Who may watch, and how (D5). Each security type is offered when its field is set, None first
+ * Who may watch, and how (docs/decisions.md D5). Each security type is offered when its field is set, None first
  * (a client allowed without a password takes it).
  */
 export interface RfbSecurity {

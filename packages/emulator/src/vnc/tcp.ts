@@ -1,5 +1,5 @@
 /**
- * The native VNC port's front door (D5): one TCP listener for every session, RFB 3.8 with
+ * The native VNC port's front door (docs/decisions.md D5): one TCP listener for every session, RFB 3.8 with
  * VeNCrypt Plain (username the run id, password `<salt>-<vnc_password>`), or None for a client
  * in the session's `hitl_allowed_networks`.
  */
