@@ -5,16 +5,12 @@
  * who install `cloud-browser` and nothing else (the peers are theirs and optional); the
  * emulator (`cloud-browser-emulator`, a dev dependency) is measured beside it, without a goal.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { installInto, packWorkspace } from '../test/support/packed.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const GOAL_MB = 3;
-const npm = (args: string[], cwd: string) =>
-  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
 
 function sizeOf(path: string): { bytes: number; packages: number } {
   let bytes = 0;
@@ -35,22 +31,13 @@ function sizeOf(path: string): { bytes: number; packages: number } {
 
 /** Install `tarballs` into a fresh project; its node_modules measured. */
 function installed(work: string, name: string, tarballs: string[]) {
-  const project = join(work, name);
-  mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user', private: true }));
-  npm(['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', ...tarballs], project);
+  const project = installInto(work, name, tarballs);
   return { all: sizeOf(join(project, 'node_modules')), ours: sizeOf(join(project, 'node_modules', 'cloud-browser')) };
 }
 
 const work = mkdtempSync(join(tmpdir(), 'cloud-browser-install-'));
 try {
-  const packed = npm(
-    ['pack', '-w', 'cloud-browser', '-w', 'cloud-browser-emulator', '--pack-destination', work, '--silent'],
-    ROOT,
-  )
-    .trim()
-    .split('\n')
-    .map((f) => join(work, f));
+  const packed = packWorkspace(work);
   const client = packed.find((f) => /[/\\]cloud-browser-\d/.test(f)) ?? '';
   const alone = installed(work, 'client', [client]);
   const mb = alone.all.bytes / 1e6;

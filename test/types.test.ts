@@ -19,28 +19,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installInto, packWorkspace } from './support/packed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 let work = '';
 let project = '';
 
-const npm = (args: string[], cwd: string) =>
-  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'cloud-browser-packed-'));
-  const tarballs = npm(
-    ['pack', '-w', 'cloud-browser', '-w', 'cloud-browser-emulator', '--pack-destination', work, '--silent'],
-    ROOT,
-  )
-    .trim()
-    .split('\n')
-    .map((f) => join(work, f));
-  project = join(work, 'user');
-  mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'user', private: true }));
-  npm(['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', ...tarballs], project);
+  project = installInto(work, 'user', packWorkspace(work));
   // The user's own peers and Node's types, as a project that uses them has them.
   for (const name of ['@types/node', 'playwright-core', 'puppeteer-core', '@playwright/test', 'playwright']) {
     mkdirSync(join(project, 'node_modules', name, '..'), { recursive: true });
