@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -449,7 +449,7 @@ describe('cloud-browser crawl start --config', () => {
 
 describe('cloud-browser demo', () => {
   /** Install a workspace package as npm would: its package.json and dist, its dependencies linked. */
-  function install(project: string, dir: string): void {
+  function install(project: string, dir: string, withDependencies = true): void {
     const manifest = JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) as {
       name: string;
       dependencies: Record<string, string>;
@@ -458,7 +458,9 @@ describe('cloud-browser demo', () => {
     mkdirSync(target, { recursive: true });
     cpSync(join(root, 'packages', dir, 'dist'), join(target, 'dist'), { recursive: true });
     cpSync(join(root, 'packages', dir, 'package.json'), join(target, 'package.json'));
-    for (const name of Object.keys(manifest.dependencies).filter((n) => !n.startsWith('cloud-browser'))) {
+    for (const name of Object.keys(manifest.dependencies).filter(
+      (n) => withDependencies && !n.startsWith('cloud-browser'),
+    )) {
       if (existsSync(join(project, 'node_modules', name))) continue;
       mkdirSync(join(project, 'node_modules', name, '..'), { recursive: true });
       symlinkSync(join(root, 'node_modules', name), join(project, 'node_modules', name), 'dir');
@@ -478,6 +480,15 @@ describe('cloud-browser demo', () => {
     expect((alone as { stderr: string }).stderr).toContain(
       'in the package cloud-browser-emulator, which is not installed: add it with `npm install --save-dev cloud-browser-emulator`',
     );
+    install(project, 'emulator', false);
+    // Installed, but broken (a dependency missing): that error, not 'not installed'.
+    const broken = (await demoIn(project)) as { stderr: string };
+    expect(broken).toMatchObject({ code: 1 });
+    expect(broken.stderr).toMatch(
+      /Cannot find package '(linkedom|htmlparser2|turndown|robots-parser|html-to-text|@mozilla\/readability|yauzl)'/,
+    );
+    expect(broken.stderr).not.toContain('which is not installed');
+    rmSync(join(project, 'node_modules', 'cloud-browser-emulator'), { recursive: true });
     install(project, 'emulator');
     const withEmulator = await demoIn(project);
     expect(withEmulator).toMatchObject({ code: 1 });

@@ -2,9 +2,12 @@
  * `close()` stops every part of the emulator, in reverse order of their start: once it has
  * resolved, a running crawl fetches nothing more and a queued webhook delivery never goes out.
  */
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { CrawlerClient } from '../../packages/cloud-browser/src/crawler/index.js';
+import { buildBrowserUrl } from '../../packages/cloud-browser/src/index.js';
 import { startEmulator } from '../../packages/emulator/src/index.js';
 import { eventually } from '../support/drivers.js';
 import { listenLoopback } from '../support/loopback.js';
@@ -53,13 +56,26 @@ describe("the emulator's close()", () => {
     closers.push(() => emulator.close());
     const client = new CrawlerClient({ key: emulator.apiKey, baseUrl: emulator.apiUrl });
     await client.start({ url: `${site.url}/p0`, page_limit: 0, max_concurrency: 2, webhook_name: 'hook' });
-    await eventually(
+    const [pages = 0, deliveries = 0] = await eventually(
       () => [site.requests(), receiver.requests()],
-      ([pages, deliveries]) => (pages ?? 0) >= 3 && (deliveries ?? 0) >= 1,
+      ([p = 0, d = 0]) => p >= 3 && d >= 1,
     );
+    // The crawl and the deliveries were under way when close() was called.
+    expect([pages >= 3, deliveries >= 1]).toEqual([true, true]);
     await emulator.close();
     const after = [site.requests(), receiver.requests()];
     await sleep(2000);
     expect([site.requests(), receiver.requests()]).toEqual(after);
+  }, 30_000);
+
+  it("tells a session's client that the emulator is going away (1001) before it cuts the connections", async () => {
+    const emulator = await startEmulator({ warmBrowsers: 0 });
+    closers.push(() => emulator.close());
+    const socket = new WebSocket(buildBrowserUrl({ browser_url: emulator.browserUrl, api_key: emulator.apiKey }));
+    await once(socket, 'open');
+    const closed = once(socket, 'close') as Promise<[number, Buffer]>;
+    await emulator.close();
+    const [code, reason] = await closed;
+    expect([code, reason.toString()]).toEqual([1001, 'the emulator is shutting down']);
   }, 30_000);
 });

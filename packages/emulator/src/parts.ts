@@ -2,7 +2,8 @@
  * The emulator is made of parts (sessions, the browser's REST side, the crawler, VNC, recordings,
  * the dashboard, the HTTP server), each stopped by the one place that started it: {@link Parts}
  * stops them in the reverse order of their start, so nothing still running uses a part already
- * gone (the crawler stops before the server it answers through, sessions before their pool).
+ * gone (the server stops taking connections before the crawler and the sessions stop, sessions
+ * before their pool, and the open connections are cut last, after each session closed its own).
  */
 
 /** A part of the emulator: something started that must be stopped. */

@@ -12,6 +12,7 @@ import { CrawlerApi } from './crawler/api.js';
 import { CRAWL_LIMITS_DEFAULTS, type CrawlLimits } from './crawler/crawl.js';
 import type { DeliveryRecord, EmulatorWebhook } from './crawler/deliveries.js';
 import { Dashboard } from './dashboard/routes.js';
+import { refusal } from './http.js';
 import { type Part, Parts } from './parts.js';
 import { DEFAULT_WARM_BROWSERS, WarmPool } from './pool.js';
 import { RecordingStore } from './recording/store.js';
@@ -145,9 +146,10 @@ function checkOptions(options: EmulatorOptions): void {
 }
 
 /**
- * Start the parts in the order they depend on each other; `parts` stops them in reverse:
- * the server stops taking requests first, then the crawler (its runs and webhook deliveries),
- * the dashboard, the sessions, their pool, the recorder and the stores.
+ * Start the parts in the order they depend on each other; `parts` stops them in reverse: the
+ * server stops taking connections first, then the VNC server, the crawler (its runs and webhook
+ * deliveries), the sessions (each closes its clients with 1001), their pool, the recorder and the
+ * stores; last, the connections still open are cut.
  */
 async function startParts(
   parts: Parts,
@@ -155,6 +157,9 @@ async function startParts(
   apiKeys: ReadonlySet<string>,
   executable: string,
 ): Promise<Emulator> {
+  // Registered first, so stopped last: once every session has closed its clients with 1001,
+  // whatever is still open is cut.
+  const connections = parts.add(new OpenConnections());
   const extensions = parts.adopt('extension store', new ExtensionStore(), (x) => x.close());
   const vaults = new VaultStore();
   const recordings = parts.adopt('recorder', new RecordingStore(executable), (r) => r.close());
@@ -169,16 +174,17 @@ async function startParts(
   const crawler = parts.adopt(
     'crawler',
     new CrawlerApi({
-      apiKeys,
       webhooks: options.webhooks,
       now: options.now,
       apiUrl: () => urls.api,
-      limits: { ...CRAWL_LIMITS_DEFAULTS, ...definedOf(options.crawler) },
+      limits: {
+        maxResponseBytes: options.crawler?.maxResponseBytes ?? CRAWL_LIMITS_DEFAULTS.maxResponseBytes,
+        pageLimit: options.crawler?.pageLimit ?? CRAWL_LIMITS_DEFAULTS.pageLimit,
+      },
     }),
     (c) => c.close(),
   );
   const rest = new BrowserRestApi({
-    apiKeys,
     vaults,
     extensions,
     recordings,
@@ -205,47 +211,66 @@ async function startParts(
     .keyed(CrawlerApi.PREFIXES, (r) => crawler.route(r))
     .keyed(BrowserRestApi.PREFIXES, (r) => rest.route(r))
     // The key's own sessions only, and only for a key: a local process without it learns nothing.
-    .keyed(['/emulator/sessions'], async ({ key }) => [200, sessions.of(key).map((s) => s.info())])
+    .keyed(['/emulator/sessions'], async ({ req, url, key }) =>
+      req.method === 'GET'
+        ? [200, sessions.of(key).map((s) => s.info())]
+        : refusal(404, 'ERR::NOT_FOUND', `no route for ${req.method} ${url.pathname}`),
+    )
     .open((req, res) => dashboard.handle(req, res));
-  const upgrades = parts.add(
-    new Upgrades({ host: options.host, apiKeys, sessions, dashboard, vncPort: () => vnc.port }),
-  );
-  const server = parts.add(await listen(options, router, upgrades));
+  const upgrades = new Upgrades({ host: options.host, apiKeys, sessions, dashboard, vncPort: () => vnc.port });
+  connections.atEnd(() => upgrades.close());
+  const server = parts.add(await listen(options, router, upgrades, connections));
   urls.api = `http://${server.origin}`;
   urls.browser = `ws://${server.origin}/`;
   return emulatorOf({ parts, urls, apiKeys, vnc, sessions, vaults, extensions, crawler, upgrades });
 }
 
-/** The options given, without the ones left undefined (so the defaults stand). */
-function definedOf<T extends object>(value: T | undefined): Partial<T> {
-  return Object.fromEntries(Object.entries(value ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+/** The emulator's open sockets: cut last, after every part that says goodbye on them has. */
+class OpenConnections implements Part {
+  readonly name = 'open connections';
+  readonly #sockets = new Set<Socket>();
+  readonly #atEnd: (() => Promise<void> | void)[] = [];
+
+  track(socket: Socket): void {
+    this.#sockets.add(socket);
+    socket.on('close', () => this.#sockets.delete(socket));
+  }
+
+  /** Something to end once the sockets are cut (the WebSocket clients, the server's close). */
+  atEnd(end: () => Promise<void> | void): void {
+    this.#atEnd.push(end);
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    for (const end of this.#atEnd) await end();
+  }
 }
 
-/** The HTTP server, listening: requests to the router, upgrades to the upgrades part. */
+/**
+ * The HTTP server, listening: requests to the router, upgrades to the upgrades part. Stopping it
+ * stops taking connections; the ones open are cut by {@link OpenConnections}, last.
+ */
 async function listen(
   options: EmulatorOptions & { host: string },
   router: Router,
   upgrades: Upgrades,
+  connections: OpenConnections,
 ): Promise<Part & { origin: string }> {
-  const sockets = new Set<Socket>();
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => router.handle(req, res));
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
+  server.on('connection', (socket) => connections.track(socket));
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => upgrades.handle(req, socket, head));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host, () => resolve());
   });
+  const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+  connections.atEnd(() => closed);
   const { port } = server.address() as AddressInfo;
   return {
     name: 'HTTP server',
     origin: `${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
-    stop: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    stop: () => void server.close(),
   };
 }
 
@@ -263,7 +288,7 @@ interface Started {
 }
 
 function emulatorOf({ parts, urls, apiKeys, vnc, sessions, vaults, extensions, crawler, upgrades }: Started): Emulator {
-  const [apiKey] = apiKeys as Set<string>;
+  const [apiKey] = apiKeys;
   return {
     browserUrl: urls.browser,
     apiUrl: urls.api,

@@ -9,7 +9,6 @@ import { RETRYABLE_BROWSER_CODES } from 'cloud-browser/internal';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Dashboard } from './dashboard/routes.js';
 import { errorBody, isRefusal, refuseUpgrade } from './http.js';
-import type { Part } from './parts.js';
 import type { SessionRegistry } from './sessions.js';
 
 /** The emulator's own upgrade header: the native VNC port that serves the session (the service's is 5901). */
@@ -40,9 +39,8 @@ export interface UpgradeOptions {
   vncPort(): number;
 }
 
-/** Routes each upgrade; stopping it ends every WebSocket it accepted. */
-export class Upgrades implements Part {
-  readonly name = 'WebSocket upgrades';
+/** Routes each upgrade; {@link Upgrades.close} ends every WebSocket it accepted. */
+export class Upgrades {
   readonly #faults: RefusalFault[] = [];
   readonly #wss = new WebSocketServer({
     noServer: true,
@@ -79,7 +77,8 @@ export class Upgrades implements Part {
     })().catch(() => socket.destroy());
   }
 
-  stop(): void {
+  /** End every WebSocket accepted (called last, once the sessions have said goodbye). */
+  close(): void {
     for (const client of this.#wss.clients) client.terminate();
     this.#wss.close();
   }

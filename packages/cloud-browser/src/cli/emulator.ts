@@ -22,9 +22,10 @@ export async function loadEmulatorCommands(command: string): Promise<EmulatorCom
   try {
     return (await import(name)) as EmulatorCommands;
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
-    if (!String((error as Error).message).includes('cloud-browser-emulator')) throw error;
+    // Only the package itself missing; a dependency missing inside it is its own error (the
+    // message then names the package it imports from, which holds `cloud-browser-emulator` too).
+    const message = String((error as Error | undefined)?.message);
+    if (!/^Cannot find (?:package|module) 'cloud-browser-emulator(?:\/command)?'/.test(message)) throw error;
     throw new CloudBrowserError(
       `\`cloud-browser ${command}\` runs the local emulator, in the package cloud-browser-emulator, which is not installed: add it with \`npm install --save-dev cloud-browser-emulator\``,
     );

@@ -10,11 +10,10 @@ import { Command, Option } from 'commander';
 import type { ContentFormat, CrawlConfig } from '../crawler/schema.js';
 import type { CrawlUrlStatus } from '../crawler/wire.js';
 import { ConfigError } from '../errors.js';
-import type { BrowserUrlOptions } from '../session/url.js';
 import { loadEmulatorCommands } from './emulator.js';
 import { fail, Progress, print } from './output.js';
 import { addRestCommands } from './rest.js';
-import { addSessionOptions, sessionOptionsFrom } from './session-options.js';
+import { addSessionOptions, browserUrlFrom } from './session-options.js';
 import { interrupted } from './signals.js';
 import { VERSION } from './version.js';
 
@@ -27,7 +26,6 @@ const load = {
   socket: () => import('../connect/socket.js'),
   crawler: () => import('../crawler/client.js'),
   redact: () => import('../internal/redact.js'),
-  url: () => import('../session/url.js'),
   webhooks: () => import('../webhooks/adapters.js'),
   events: () => import('../webhooks/events.js'),
   config: () => import('./config-file.js'),
@@ -86,7 +84,7 @@ addSessionOptions(
     ),
 ).action(
   run(async (opts: Record<string, unknown>) => {
-    const url = (await load.url()).buildBrowserUrl((await sessionOptionsFrom(opts)) as BrowserUrlOptions);
+    const url = await browserUrlFrom(opts);
     process.stdout.write(`${opts.showSecrets ? url.href : (await load.redact()).redactUrl(url)}\n`);
   }),
 );
@@ -116,7 +114,7 @@ addSessionOptions(
     ),
 ).action(
   run(async (opts: Record<string, unknown>) => {
-    const url = (await load.url()).buildBrowserUrl((await sessionOptionsFrom(opts)) as BrowserUrlOptions);
+    const url = await browserUrlFrom(opts);
     const opened = await (await load.session()).openSession(url, { retries: 2 });
     const relay = await (await load.relay()).startRelay(opened.socket);
     process.stdout.write(`run id: ${opened.socket.runId ?? '(none)'}\ncdp endpoint: ${relay.url}\n`);

@@ -8,6 +8,7 @@ import {
   PROXY_POOLS,
   SESSION_WIRE_KINDS,
 } from '../session/options.js';
+import type { BrowserUrlOptions } from '../session/url.js';
 import { secretFrom } from './secrets.js';
 
 const flag = (name: string) => name.replace(/_/g, '-');
@@ -92,6 +93,12 @@ export async function sessionOptionsFrom(flags: Record<string, unknown>): Promis
   if (typeof flags.browserUrl === 'string') out.browser_url = flags.browserUrl;
   if (typeof flags.key === 'string') out.api_key = flags.key;
   return out;
+}
+
+/** The validated browser URL the flags ask for; the URL builder (and zod) is loaded only here. */
+export async function browserUrlFrom(flags: Record<string, unknown>): Promise<URL> {
+  const { buildBrowserUrl } = await import('../session/url.js');
+  return buildBrowserUrl((await sessionOptionsFrom(flags)) as BrowserUrlOptions);
 }
 
 /** The flag that sets an option, for messages: `enable_vnc` is `--enable-vnc`, `baseUrl` `--api-url`. */

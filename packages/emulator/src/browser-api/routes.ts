@@ -26,7 +26,6 @@ export interface SessionHost {
 
 /** Options of {@link BrowserRestApi}. */
 export interface BrowserRestApiOptions {
-  apiKeys: ReadonlySet<string>;
   sessions: SessionHost;
   vaults: VaultStore;
   extensions: ExtensionStore;

@@ -18,7 +18,6 @@ import { prompt, search } from './search-api.js';
 
 /** Options of the crawler API. */
 export interface CrawlerApiOptions {
-  apiKeys: ReadonlySet<string>;
   webhooks?: Record<string, EmulatorWebhook> | undefined;
   /** The emulator's clock, ms; `advanceTime` moves it. */
   now?: (() => number) | undefined;

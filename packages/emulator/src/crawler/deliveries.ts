@@ -1,4 +1,5 @@
 /** The emulator's webhook deliveries: a queue per named webhook, signed, retried, recorded. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type CrawlerEvent, headerNames, signDelivery } from 'cloud-browser/webhooks';
 import type { EmulatedCrawl } from './crawl.js';
 
@@ -155,7 +156,8 @@ export class DeliveryQueue {
       } catch {
         status = 'failed';
       }
-      if (!this.stopped.signal.aborted) await new Promise((r) => setTimeout(r, 100 * 2 ** attempts));
+      // The pause before the next try ends at once when the queue closes.
+      await sleep(100 * 2 ** attempts, undefined, { signal: this.stopped.signal }).catch(() => undefined);
     }
     if (attempts === 0) return; // Closed before its turn: never sent, nothing to record.
     this.deliveries.push({ webhook: name, event, ...(crawl ? { crawl } : {}), status, attempts });
