@@ -18,3 +18,18 @@ test('shares one session per worker', async ({ browser, cloudSession }) => {
   expect(browser).toBe(cloudSession.browser);
   expect(browser.isConnected()).toBe(true);
 });
+
+test('buys with human-like input through the service protocol', async ({ page, service }) => {
+  await page.goto(site());
+  let clicked = false;
+  await page.exposeFunction('bought', () => {
+    clicked = true;
+  });
+  await page.evaluate(() => {
+    const button = document.querySelector('button');
+    button?.addEventListener('click', () => (window as unknown as { bought(): void }).bought());
+  });
+  const answer = await service.antibot.clickOn({ selector: { type: 'role', query: 'button|Buy' } });
+  expect(answer).toEqual({ success: true });
+  await expect.poll(() => clicked).toBe(true);
+});

@@ -478,6 +478,60 @@ export function isAuthenticationError(e: unknown): e is AuthenticationError {
   return hasKind(e, 'AuthenticationError');
 }
 /**
+ * The service browser answered a command of its own domains with an error (a wrong parameter,
+ * a command on the wrong session, a captcha it could not solve).
+ *
+ * @example
+ * catch (e) { if (isProtocolError(e)) console.error(e.method, e.code, e.message) }
+ */
+export class ProtocolError extends CloudBrowserError {
+  readonly method: string;
+  /** The CDP error code: -32602 for parameters, -32601 for a method the browser lacks, -32000 for a failure. */
+  readonly code: number | undefined;
+  constructor(method: string, message: string, options: ErrorOptions & { code?: number | undefined } = {}) {
+    super(`${method}: ${message}`, options);
+    this.method = method;
+    this.code = options.code;
+  }
+}
+Object.defineProperty(ProtocolError.prototype, 'name', { value: 'ProtocolError', writable: true });
+
+/**
+ * A captcha the service browser detected and could not solve (`Antibot.captchaError`).
+ *
+ * @example
+ * catch (e) { if (isCaptchaError(e)) console.error(e.captchaType, e.message) }
+ */
+export class CaptchaError extends CloudBrowserError {
+  readonly detectionId: string;
+  readonly captchaType: string;
+  constructor(fields: { detectionId: string; type: string; errorMessage: string }, options: ErrorOptions = {}) {
+    super(fields.errorMessage, options);
+    this.detectionId = fields.detectionId;
+    this.captchaType = fields.type;
+  }
+}
+Object.defineProperty(CaptchaError.prototype, 'name', { value: 'CaptchaError', writable: true });
+
+/**
+ * Whether `e` is a {@link ProtocolError}.
+ *
+ * @example
+ * catch (e) { if (isProtocolError(e)) console.error(e.message) }
+ */
+export function isProtocolError(e: unknown): e is ProtocolError {
+  return hasKind(e, 'ProtocolError');
+}
+/**
+ * Whether `e` is a {@link CaptchaError}.
+ *
+ * @example
+ * catch (e) { if (isCaptchaError(e)) console.error(e.message) }
+ */
+export function isCaptchaError(e: unknown): e is CaptchaError {
+  return hasKind(e, 'CaptchaError');
+}
+/**
  * Whether `e` is a {@link TimeoutError}.
  *
  * @example

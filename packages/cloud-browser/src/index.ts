@@ -5,6 +5,7 @@
 export {
   AuthenticationError,
   BadRequestError,
+  CaptchaError,
   CloudBrowserError,
   ConfigError,
   type ConfigIssue,
@@ -14,11 +15,13 @@ export {
   type ErrorOptions,
   isAuthenticationError,
   isBadRequestError,
+  isCaptchaError,
   isCloudBrowserError,
   isConfigError,
   isConnectionError,
   isCrawlerError,
   isNotFoundError,
+  isProtocolError,
   isRateLimitError,
   isServiceError,
   isSessionClosedError,
@@ -26,6 +29,7 @@ export {
   isWebhookError,
   NotFoundError,
   PermissionDeniedError,
+  ProtocolError,
   parseRetryAfter,
   RateLimitError,
   ServerError,
@@ -40,6 +44,27 @@ export {
 export type { Logger } from './internal/log.js';
 export { REDACTED, redact, redactUrl } from './internal/redact.js';
 export type { SafeParseResult, Schema, SchemaIssue } from './internal/schema.js';
+export {
+  type AntibotSelector,
+  CAPTCHA_METHODS,
+  CAPTCHA_STATUSES,
+  CAPTCHA_TYPES,
+  type CaptchaRecord,
+  type FrameInfo,
+  isServiceCommand,
+  MAX_DOWNLOAD_BYTES,
+  MOUSE_BUTTONS,
+  paramsProblem,
+  SELECTOR_TYPES,
+  SERVICE_COMMANDS,
+  SERVICE_EVENTS,
+  type ServiceCommand,
+  type ServiceEvent,
+  type ServiceEventParams,
+  type ServiceParams,
+  type ServiceResult,
+} from './service/domains.js';
+export type { Infer, Shape } from './service/shape.js';
 export { projectSalt } from './session/salt.js';
 export {
   type BrowserSessionOptions,

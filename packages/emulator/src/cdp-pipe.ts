@@ -12,8 +12,35 @@
  */
 import type { Readable, Writable } from 'node:stream';
 
+/** A client's command as the pipe read it, before it is written to the browser. */
+export interface ClientRequest {
+  /** In the client's numbering. */
+  id: number;
+  method: string;
+  /** May be changed in place before the command goes on. */
+  params: Record<string, unknown>;
+  /** The session the client named; undefined for its browser session. */
+  sessionId: string | undefined;
+  /** The target of that session; undefined for the browser session. */
+  targetId: string | undefined;
+}
+
 /** One client of a shared pipe: send CDP messages as if over a WebSocket of one's own. */
 export interface CdpChannel {
+  /**
+   * Sees each of the client's commands first: returns true when it answers the command itself
+   * (with `answer`), false to let it go on to the browser, its params as the hook left them.
+   */
+  intercept: ((request: ClientRequest) => boolean) | undefined;
+  /** Answer a command `intercept` kept, in the client's numbering. */
+  answer(
+    request: ClientRequest,
+    outcome: { result: unknown } | { error: { code: number; message: string; data?: string } },
+  ): void;
+  /** Send the client an event on one of its sessions (undefined: its browser session). */
+  emit(sessionId: string | undefined, method: string, params: unknown): void;
+  /** The client's sessions attached to `targetId`. */
+  sessionsOf(targetId: string): string[];
   /** Send one CDP message (a JSON object as text). */
   send(message: string | Buffer): void;
   /** Called with every message for this client (a JSON object as UTF-8). */
@@ -27,7 +54,7 @@ export interface CdpChannel {
 
 /** A request in flight: a channel's (answered in its numbering) or the pipe's own (`done`). */
 type Pending =
-  | { channel: Channel; id: number; method: string; done?: undefined }
+  | { channel: Channel; id: number; method: string; targetId?: string | undefined; done?: undefined }
   | { channel?: undefined; done: (answer: { result?: Record<string, unknown> } | undefined) => void };
 
 /** A CDP error answer to a request the pipe refuses, in the client's own numbering. */
@@ -43,6 +70,7 @@ const CLOSE_BRACE = Buffer.from('}');
 class Channel implements CdpChannel {
   onmessage: ((message: Buffer) => void) | undefined;
   onclose: (() => void) | undefined;
+  intercept: ((request: ClientRequest) => boolean) | undefined;
   closed = false;
   /** This client's browser-target session, once attached. */
   session: string | undefined;
@@ -65,6 +93,22 @@ class Channel implements CdpChannel {
     if (!this.closed) this.onmessage?.(message);
   }
 
+  answer(
+    request: ClientRequest,
+    outcome: { result: unknown } | { error: { code: number; message: string; data?: string } },
+  ): void {
+    const session = request.sessionId === undefined ? {} : { sessionId: request.sessionId };
+    this.deliver(Buffer.from(JSON.stringify({ id: request.id, ...outcome, ...session })));
+  }
+
+  emit(sessionId: string | undefined, method: string, params: unknown): void {
+    this.deliver(Buffer.from(JSON.stringify({ method, params, ...(sessionId === undefined ? {} : { sessionId }) })));
+  }
+
+  sessionsOf(targetId: string): string[] {
+    return this.pipe.sessionsOf(this, targetId);
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -80,6 +124,8 @@ export class CdpPipe {
   private readonly pending = new Map<number, Pending>();
   /** Every session's owner: browser-target sessions and the child sessions they attached. */
   private readonly owners = new Map<string, Channel>();
+  /** The target of every client session but the browser-target ones. */
+  private readonly targets = new Map<string, string>();
   private readonly channels = new Set<Channel>();
   private buffered: Buffer[] = [];
   private ended = false;
@@ -138,16 +184,44 @@ export class CdpPipe {
       channel.deliver(refusal(parsed.id, `Session with given id not found.`));
       return;
     }
+    const params = (typeof parsed.params === 'object' && parsed.params !== null ? parsed.params : {}) as Record<
+      string,
+      unknown
+    >;
+    if (channel.intercept) {
+      const named = session === channel.session ? undefined : session;
+      const request = {
+        id: parsed.id,
+        method: parsed.method,
+        params,
+        sessionId: named,
+        targetId: this.targets.get(session),
+      };
+      if (channel.intercept(request)) return;
+    }
     const id = this.nextId++;
-    this.pending.set(id, { channel, id: parsed.id, method: parsed.method });
-    this.write({ id, method: parsed.method, params: parsed.params ?? {}, sessionId: session });
+    const targetId = parsed.method === 'Target.attachToTarget' ? (params.targetId as string | undefined) : undefined;
+    this.pending.set(id, { channel, id: parsed.id, method: parsed.method, targetId });
+    this.write({ id, method: parsed.method, params, sessionId: session });
+  }
+
+  /** `channel`'s sessions attached to `targetId`. */
+  sessionsOf(channel: Channel, targetId: string): string[] {
+    const out: string[] = [];
+    for (const [session, target] of this.targets)
+      if (target === targetId && this.owners.get(session) === channel) out.push(session);
+    return out;
   }
 
   /** The channel left: forget its requests and sessions, and detach its browser session. */
   leave(channel: Channel): void {
     this.channels.delete(channel);
     for (const [id, p] of this.pending) if (p.channel === channel) this.pending.delete(id);
-    for (const [session, owner] of this.owners) if (owner === channel) this.owners.delete(session);
+    for (const [session, owner] of this.owners)
+      if (owner === channel) {
+        this.owners.delete(session);
+        this.targets.delete(session);
+      }
     if (channel.session !== undefined) this.detach(channel.session);
   }
 
@@ -208,7 +282,10 @@ export class CdpPipe {
       if (pending.done) return pending.done(JSON.parse(message.toString('utf8')));
       if (pending.method === 'Target.attachToTarget' || pending.method === 'Target.attachToBrowserTarget') {
         const { result } = JSON.parse(message.toString('utf8')) as { result?: { sessionId?: string } };
-        if (result?.sessionId) this.owners.set(result.sessionId, pending.channel);
+        if (result?.sessionId) {
+          this.owners.set(result.sessionId, pending.channel);
+          if (pending.targetId) this.targets.set(result.sessionId, pending.targetId);
+        }
       }
       const id = Buffer.from(`{"id":${pending.id},`);
       pending.channel.deliver(Buffer.concat([id, ...body(pending.channel, head[0].length)]));
@@ -253,12 +330,16 @@ export class CdpPipe {
   private track(owner: Channel, message: Buffer): void {
     const { method, params } = JSON.parse(message.toString('utf8')) as {
       method: string;
-      params: { sessionId?: string };
+      params: { sessionId?: string; targetInfo?: { targetId?: string } };
     };
     if (!params.sessionId) return;
-    if (method === 'Target.attachedToTarget') this.owners.set(params.sessionId, owner);
-    else if (this.owners.get(params.sessionId) === owner && params.sessionId !== owner.session)
+    if (method === 'Target.attachedToTarget') {
+      this.owners.set(params.sessionId, owner);
+      if (params.targetInfo?.targetId) this.targets.set(params.sessionId, params.targetInfo.targetId);
+    } else if (this.owners.get(params.sessionId) === owner && params.sessionId !== owner.session) {
       this.owners.delete(params.sessionId);
+      this.targets.delete(params.sessionId);
+    }
   }
 
   private end(): void {

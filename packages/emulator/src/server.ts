@@ -17,6 +17,7 @@ import { type Part, Parts } from './parts.js';
 import { DEFAULT_WARM_BROWSERS, WarmPool } from './pool.js';
 import { RecordingStore } from './recording/store.js';
 import { Router } from './router.js';
+import { serveTestCaptchas } from './service/widgets.js';
 import type { EmulatedSession, EmulatorSessionInfo } from './session.js';
 import { SessionRegistry } from './sessions.js';
 import { type RefusalFault, Upgrades } from './upgrades.js';
@@ -90,6 +91,8 @@ export interface Emulator {
     refuseNext(fault: RefusalFault): void;
     /** Kill a session's Chromium as a crash would. */
     killBrowser(runId: string): Promise<void>;
+    /** The next captcha the session solves fails with `message` (a `captchaError` and a `failed` record). */
+    failNextCaptcha(runId: string, message?: string): void;
     /** The next prompt answer sends an `event: error` frame after this many tokens. */
     failNextPromptAfter(tokens: number): void;
   };
@@ -216,6 +219,7 @@ async function startParts(
         ? [200, sessions.of(key).map((s) => s.info())]
         : refusal(404, 'ERR::NOT_FOUND', `no route for ${req.method} ${url.pathname}`),
     )
+    .open(serveTestCaptchas)
     .open((req, res) => dashboard.handle(req, res));
   const upgrades = new Upgrades({ host: options.host, apiKeys, sessions, dashboard, vncPort: () => vnc.port });
   connections.atEnd(() => upgrades.close());
@@ -307,6 +311,11 @@ function emulatorOf({ parts, urls, apiKeys, vnc, sessions, vaults, extensions, c
         await sessions.byRunId(runId)?.kill();
       },
       failNextPromptAfter: (tokens) => crawler.failNextPromptAfter(tokens),
+      failNextCaptcha: (runId, message = 'the solver failed (a fault the test asked for)') => {
+        const session = sessions.byRunId(runId);
+        if (!session) throw new RangeError(`no session ${runId} is running`);
+        session.service.captchas.failNext = message;
+      },
     },
     crawler: {
       advanceTime: (ms) => crawler.advanceTime(ms),

@@ -8,6 +8,7 @@ import { CdpClient } from './cdp.js';
 import { type LaunchedChromium, launchChromium } from './chromium.js';
 import type { WarmPool } from './pool.js';
 import { type ChainProxy, startChainProxy } from './proxy.js';
+import { ServiceDomains } from './service/index.js';
 import { allowedNetworks, inNetworks, sameSecret } from './vnc/access.js';
 import {
   type Frame,
@@ -127,6 +128,8 @@ export class EmulatedSession {
     private readonly proxy: ChainProxy | undefined,
     private readonly onEnd: (s: EmulatedSession) => void,
     private readonly pages: PageSessions,
+    /** The service's own domains (Antibot, ScrapiumBrowser, Page.getRenderedContent). */
+    readonly service: ServiceDomains,
   ) {
     this.screencast = new Screencast(control, pages);
     this.hitl = allowedNetworks(options.hitl_allowed_networks);
@@ -180,16 +183,20 @@ export class EmulatedSession {
     }
     let chromium: LaunchedChromium | undefined;
     let control: CdpClient | undefined;
+    let service: ServiceDomains | undefined;
     try {
       // Only a browser without launch flags can come from the pool (README: the warm path).
       const warm = args.length === 0 ? await extras.pool?.take() : undefined;
       chromium = warm && !warm.hasExited() ? warm : await launchChromium(executable, args);
       control = CdpClient.open(chromium.pipe);
       const pages = new PageList();
+      service = new ServiceDomains(control, options.solve_captcha === true);
+      await service.start();
       const injector = new CredentialInjector(control, extras.credentials ?? [], extras.now);
       await EmulatedSession.prepare(control, options, pages, injector);
-      return new EmulatedSession(options, chromium, control, proxy, onEnd, pages);
+      return new EmulatedSession(options, chromium, control, proxy, onEnd, pages, service);
     } catch (error) {
+      service?.close();
       control?.close();
       await chromium?.kill();
       await proxy?.close();
@@ -308,6 +315,7 @@ export class EmulatedSession {
     }
     this.clients.add(client);
     const upstream = this.chromium.pipe.open();
+    this.service.join(upstream);
     upstream.onmessage = (data) => {
       if (client.readyState === WebSocket.OPEN) client.send(data, { binary: false });
     };
@@ -319,6 +327,7 @@ export class EmulatedSession {
     client.on('error', () => {});
     client.on('close', () => {
       this.clients.delete(client);
+      this.service.leave(upstream);
       upstream.close();
       if (this.clients.size === 0 && !this.keepsRunning && !this.ending) {
         void this.end({ code: 1000, reason: 'client disconnected' });
@@ -428,6 +437,7 @@ export class EmulatedSession {
     }
     for (const close of [...this.viewers]) close('the session has ended');
     this.control.close();
+    this.service.close();
     await this.proxy?.close();
     this.onEnd(this);
     this.resolveEnded();

@@ -2,6 +2,8 @@
  * `cloud-browser/puppeteer`: connect the user's own Puppeteer to the cloud browser through
  * a transport over our socket, so Puppeteer never sees the URL (nor `wsEndpoint()` the key).
  */
+import type { CaptchaRecord } from '../service/domains.js';
+import { type CdpSessionLike, ServiceProtocol, waitOn } from '../service/protocol.js';
 import type { BrowserUrlOptions, JoinTarget } from '../session/url.js';
 import { type CloudBrowserSession, type ConnectOptions, establish } from './session.js';
 import type { CloudSocket } from './socket.js';
@@ -64,4 +66,37 @@ export async function connectPuppeteer<B>(
   }));
 }
 
+/** The part of Puppeteer's `Page` the service protocol uses. */
+export interface PuppeteerPageLike {
+  createCDPSession(): Promise<unknown>;
+}
+
+/**
+ * The service browser's own domains on a Puppeteer page, typed: human-like input
+ * (`antibot`), captchas, downloads and the rendered content (README: The service's own protocol).
+ *
+ * @example
+ * const service = await serviceProtocol(page);
+ * await service.antibot.fill({ selector: { type: 'css', query: '#q' }, text: 'hello' });
+ */
+export async function serviceProtocol(page: PuppeteerPageLike): Promise<ServiceProtocol> {
+  return new ServiceProtocol((await page.createCDPSession()) as CdpSessionLike);
+}
+
+/**
+ * Resolve with the page's next captcha once the browser solved it; reject with a
+ * `CaptchaError` when it could not, or a `TimeoutError` after `timeout` ms (120000).
+ *
+ * @example
+ * const record = await waitForCaptcha(page, { timeout: 30_000 });
+ */
+export function waitForCaptcha(
+  page: PuppeteerPageLike,
+  options: { timeout?: number; detectionId?: string } = {},
+): Promise<CaptchaRecord> {
+  return waitOn(serviceProtocol(page), options);
+}
+
+export type { CaptchaRecord } from '../service/domains.js';
+export type { AntibotCommands, ServiceDownloads, ServiceProtocol } from '../service/protocol.js';
 export type { CloudBrowserSession, ConnectOptions } from './session.js';

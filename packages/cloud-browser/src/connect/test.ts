@@ -10,8 +10,9 @@ import {
   expect,
   type PlaywrightTestConfig,
 } from '@playwright/test';
+import type { ServiceProtocol } from '../service/protocol.js';
 import type { BrowserUrlOptions } from '../session/url.js';
-import { connectPlaywright } from './playwright.js';
+import { connectPlaywright, serviceProtocol } from './playwright.js';
 import type { CloudBrowserSession, ConnectOptions } from './session.js';
 
 /** Worker options and fixtures this entry adds. */
@@ -32,7 +33,15 @@ export interface CloudBrowserWorkerFixtures {
  * import { test, expect } from 'cloud-browser/test';
  * test('title', async ({ page }) => { await page.goto('https://example.com'); await expect(page).toHaveTitle(/Example/); });
  */
-export const test = base.extend<object, CloudBrowserWorkerFixtures>({
+export const test = base.extend<CloudBrowserTestFixtures, CloudBrowserWorkerFixtures>({
+  service: async ({ page }, use) => {
+    const service = await serviceProtocol(page);
+    try {
+      await use(service);
+    } finally {
+      await service.detach().catch(() => {});
+    }
+  },
   // The session's own fingerprint wins over Playwright Test's defaults (en-US, 1280x720):
   // a session opened with `languages`, `lang` or `resolution` keeps them in every context.
   // Overridden without options: they stay options, settable in `use`.
@@ -67,6 +76,12 @@ export const test = base.extend<object, CloudBrowserWorkerFixtures>({
   ],
 });
 
+/** Test fixtures this entry adds. */
+export interface CloudBrowserTestFixtures {
+  /** The service browser's own domains on `page`: human-like input, captchas, downloads, rendered content. */
+  service: ServiceProtocol;
+}
+
 /** The worker options this entry adds, settable in `use` of the config. */
 export type CloudBrowserOptions = Pick<CloudBrowserWorkerFixtures, 'cloudBrowser' | 'cloudConnect'>;
 
@@ -84,5 +99,8 @@ export function defineConfig(
   return baseDefineConfig(config, ...more);
 }
 
+export type { CaptchaRecord } from '../service/domains.js';
+export type { AntibotCommands, ServiceDownloads, ServiceProtocol } from '../service/protocol.js';
+export { serviceProtocol, waitForCaptcha } from './playwright.js';
 export type { CloudBrowserSession, ConnectOptions } from './session.js';
 export { expect };

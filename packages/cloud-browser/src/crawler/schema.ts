@@ -13,7 +13,7 @@ import { CRAWLER_EVENTS, type CrawlerEvent } from '../webhooks/constants.js';
 export const CONTENT_FORMATS = ['html', 'markdown', 'text', 'clean_html'] as const;
 /** One of {@link CONTENT_FORMATS}. */
 export type ContentFormat = (typeof CONTENT_FORMATS)[number];
-/** Smallest and largest `refresh_interval`, seconds (docs/wire.md §8). */
+/** Smallest and largest `refresh_interval`, seconds (docs/wire.md §10). */
 export const REFRESH_INTERVAL_RANGE = [3600, 7_776_000] as const;
 
 const bool = (name: string) =>

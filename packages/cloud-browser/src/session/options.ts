@@ -9,9 +9,9 @@ export const PROXY_POOLS = ['datacenter', 'residential'] as const;
 export const OPERATING_SYSTEMS = ['linux', 'windows', 'macos', 'android', 'iphone', 'ipad'] as const;
 /** Protocols `byop_proxy` may use (docs/wire.md §2.4). */
 export const BYOP_PROTOCOLS = ['http', 'https', 'socks5', 'socks5h', 'socks5+udp', 'socks5h+udp'] as const;
-/** Largest `timeout` the service accepts, seconds (docs/wire.md §8). */
+/** Largest `timeout` the service accepts, seconds (docs/wire.md §10). */
 export const MAX_TIMEOUT_SECONDS = 1800;
-/** Largest number of `languages` entries (docs/wire.md §8). */
+/** Largest number of `languages` entries (docs/wire.md §10). */
 export const MAX_LANGUAGES = 3;
 
 /** Options whose values are credentials: never echoed in a message. */

@@ -58,7 +58,7 @@ export function headerNames(prefix: string = DEFAULT_HEADER_PREFIX): HeaderNames
 /** Header names of the spec, lower case as Node gives them. */
 export const HEADERS: HeaderNames = headerNames();
 
-/** Largest body accepted, on the wire and decoded (docs/wire.md §8). @default 268435456 */
+/** Largest body accepted, on the wire and decoded (docs/wire.md §10). @default 268435456 */
 export const DEFAULT_MAX_BODY_BYTES = 268_435_456;
 /** How far an alert's timestamp may be from now, seconds (docs/decisions.md D15). @default 300 */
 export const DEFAULT_TOLERANCE_SECONDS = 300;

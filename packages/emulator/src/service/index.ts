@@ -1,0 +1,172 @@
+/**
+ * The service browser's own domains on an emulated session (docs/wire.md §10): `Antibot` (human
+ * input, element location, captchas), `ScrapiumBrowser` (downloads) and `Page.getRenderedContent`,
+ * answered by the emulator on the same CDP connection as Chromium's own domains. Each client's
+ * commands of these domains are checked against the one description of them in `cloud-browser`
+ * (a wrong parameter is a protocol error naming it, as Chromium answers) and carried out on the
+ * page of the session the client sent them on; their events reach every client session on that page.
+ */
+import {
+  isServiceCommand,
+  paramsProblem,
+  type ServiceCommand,
+  type ServiceEvent,
+  type ServiceEventParams,
+  type ServiceParams,
+} from 'cloud-browser';
+import type { CdpClient } from '../cdp.js';
+import type { CdpChannel, ClientRequest } from '../cdp-pipe.js';
+import { Antibot, BadParams } from './antibot.js';
+import { Captchas } from './captchas.js';
+import { Downloads } from './downloads.js';
+import { RenderedContent } from './rendered.js';
+import { Targets } from './targets.js';
+
+/** Chromium's code for parameters a command cannot take, and for a command that failed. */
+const INVALID_PARAMS = -32602;
+const FAILED = -32000;
+
+type Result = Record<string, unknown>;
+
+/** A session's own domains, for every client of the session. */
+export class ServiceDomains {
+  readonly targets: Targets;
+  readonly downloads: Downloads;
+  readonly captchas: Captchas;
+  private readonly rendered: RenderedContent;
+  private readonly antibots = new Map<string, Antibot>();
+  private readonly channels = new Set<CdpChannel>();
+
+  constructor(
+    private readonly control: CdpClient,
+    solveCaptcha: boolean,
+  ) {
+    this.targets = new Targets(control);
+    this.downloads = new Downloads(control);
+    this.rendered = new RenderedContent(control, this.targets);
+    this.captchas = new Captchas(control, this.targets, (page) => this.antibot(page), this.emit, solveCaptcha);
+  }
+
+  /** Before the first page: downloads into the session's folder. */
+  async start(): Promise<void> {
+    await this.downloads.start();
+  }
+
+  /** A client's channel: its commands of these domains are answered here. */
+  join(channel: CdpChannel): void {
+    this.channels.add(channel);
+    channel.intercept = (request) => this.intercept(channel, request);
+  }
+
+  leave(channel: CdpChannel): void {
+    this.channels.delete(channel);
+  }
+
+  /** The session ended: its downloads go. */
+  close(): void {
+    this.downloads.close();
+  }
+
+  private antibot(page: string): Antibot {
+    let antibot = this.antibots.get(page);
+    if (!antibot) {
+      antibot = new Antibot(this.control, this.targets, page);
+      this.antibots.set(page, antibot);
+    }
+    return antibot;
+  }
+
+  /** Tell every client session on `page` an event. */
+  private readonly emit = <E extends ServiceEvent>(page: string, event: E, params: ServiceEventParams<E>): void => {
+    const targetId = this.targets.targetOf(page);
+    if (!targetId) return;
+    for (const channel of this.channels) for (const s of channel.sessionsOf(targetId)) channel.emit(s, event, params);
+  };
+
+  private intercept(channel: CdpChannel, request: ClientRequest): boolean {
+    if (request.method === 'Browser.setDownloadBehavior' || request.method === 'Page.setDownloadBehavior') {
+      this.downloads.rewrite(request.params);
+      return false;
+    }
+    // WebMCP goes on to Chromium: a browser that has the domain answers it.
+    if (!isServiceCommand(request.method) || request.method.startsWith('WebMCP.')) return false;
+    void this.answer(channel, request, request.method);
+    return true;
+  }
+
+  private async answer(channel: CdpChannel, request: ClientRequest, method: ServiceCommand): Promise<void> {
+    const problem = paramsProblem(method, request.params);
+    if (problem) {
+      channel.answer(request, {
+        error: { code: INVALID_PARAMS, message: `Invalid parameters: ${problem}`, data: problem },
+      });
+      return;
+    }
+    try {
+      channel.answer(request, { result: await this.run(method, request.params as never, request.targetId) });
+    } catch (error) {
+      const invalid = error instanceof BadParams;
+      const message = invalid ? `Invalid parameters: ${(error as Error).message}` : (error as Error).message;
+      channel.answer(request, { error: { code: invalid ? INVALID_PARAMS : FAILED, message } });
+    }
+  }
+
+  private async run<M extends ServiceCommand>(
+    method: M,
+    params: ServiceParams<M>,
+    targetId: string | undefined,
+  ): Promise<Result> {
+    if (method.startsWith('ScrapiumBrowser.')) return this.downloadsCommand(method, params);
+    const page = targetId === undefined ? undefined : this.targets.pageOfTarget(targetId);
+    if (!page) {
+      throw new Error(
+        `${method} acts on a page: send it on the page's session (Playwright: context.newCDPSession(page); Puppeteer: page.createCDPSession())`,
+      );
+    }
+    if (method === 'Page.getRenderedContent')
+      return this.rendered.read(page, params as ServiceParams<'Page.getRenderedContent'>);
+    switch (method) {
+      case 'Antibot.captchaEnable':
+        this.captchas.enable(this.targets.pages());
+        return {};
+      case 'Antibot.captchaDisable':
+        this.captchas.enabled = false;
+        return {};
+      case 'Antibot.getSolvedCaptchas':
+        return { records: this.captchas.records() };
+      case 'Antibot.solveCaptcha':
+        return this.solve(page, params as ServiceParams<'Antibot.solveCaptcha'>);
+      default:
+        return this.antibot(page).run(method, params);
+    }
+  }
+
+  private async solve(page: string, params: ServiceParams<'Antibot.solveCaptcha'>): Promise<Result> {
+    const d = await this.captchas.solveOn(page, params.detectionId, params.timeout ?? 120);
+    if (d.record.status === 'failed') throw new Error(d.record.errorMessage ?? 'the captcha was not solved');
+    const { detectionId, type, method } = d.record;
+    return { detectionId, type, method, ...(d.token ? { token: d.token } : {}) };
+  }
+
+  private async downloadsCommand(method: string, params: Record<string, unknown>): Promise<Result> {
+    switch (method) {
+      case 'ScrapiumBrowser.hasDownloads':
+        return { result: Object.keys(await this.downloads.metadata()).length > 0 };
+      case 'ScrapiumBrowser.getDownloadsMetadatas':
+        return { metadata: await this.downloads.metadata() };
+      case 'ScrapiumBrowser.getDownload': {
+        const filename = params.filename as string;
+        const data = await this.downloads.read(filename);
+        if (data !== undefined) return { data };
+        const refused = this.downloads.refused.get(filename);
+        throw new Error(
+          refused
+            ? `${filename} was not kept: ${refused}`
+            : `no download named ${JSON.stringify(filename)} in this session`,
+        );
+      }
+      default:
+        return { files: await this.downloads.readAll(params.delete === true) };
+    }
+  }
+}
