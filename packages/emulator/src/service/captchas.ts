@@ -73,6 +73,8 @@ export class Captchas {
   private readonly detections: Detection[] = [];
   private queue: Promise<void> = Promise.resolve();
   private readonly scanning = new Map<string, NodeJS.Timeout>();
+  /** When each page's main frame last navigated: older detections belong to documents gone. */
+  private readonly navigatedAt = new Map<string, number>();
   /** Why the next solve fails, set by a test through `emulator.faults`. */
   failNext: string | undefined;
 
@@ -87,6 +89,12 @@ export class Captchas {
       const page = session === undefined ? undefined : this.targets.pageOf(session)?.session;
       if (page && this.enabled) this.scanSoon(page);
     };
+    control.on('Page.frameNavigated', (params, session) => {
+      const frame = params.frame as { parentId?: string };
+      if (session !== undefined && frame.parentId === undefined && this.targets.pageOf(session)?.session === session) {
+        this.navigatedAt.set(session, Date.now());
+      }
+    });
     control.on('Page.loadEventFired', loaded);
     control.on('Page.frameStoppedLoading', loaded);
   }
@@ -167,8 +175,9 @@ export class Captchas {
     if (detectionId !== undefined && !detection) throw new Error(`no captcha was detected with the id ${detectionId}`);
     if (!detection) {
       const fresh = await this.scan(page);
-      detection = fresh[0] ?? this.detections.find((d) => d.page === page && d.record.status === 'pending');
-      detection ??= this.detections.filter((d) => d.page === page).at(-1);
+      const since = this.navigatedAt.get(page) ?? 0;
+      const current = this.detections.filter((d) => d.page === page && d.record.detectedAt >= since);
+      detection = fresh[0] ?? current.find((d) => d.record.status === 'pending') ?? current.at(-1);
     }
     if (!detection) throw new Error('no captcha was detected on this page');
     const timer = new Promise<'timeout'>((resolve) => setTimeout(resolve, timeoutS * 1000, 'timeout').unref());
