@@ -52,6 +52,7 @@ const RUNNABLE = [
   ['sets a test suite up', /\/\/ vitest \/ jest global setup/],
   ['crawls, searches and prompts', /const crawler = new CrawlerClient\(\)/],
   ['logs a connection', /logger: console/],
+  ['uses the service protocol', /const service = await serviceProtocol\(page\);\nawait page.goto/],
 ] as const;
 
 let project = '';
