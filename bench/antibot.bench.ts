@@ -54,7 +54,10 @@ function inputOf(e: Logged): [string, Record<string, unknown>] {
     case 'mouseup':
       return ['Input.dispatchMouseEvent', { type: 'mouseReleased', x: e.x, y: e.y, button: 'left', clickCount: 1 }];
     case 'keydown':
-      return ['Input.dispatchKeyEvent', { type: 'keyDown', key: e.key, ...(e.key.length === 1 ? { text: e.key } : {}) }];
+      return [
+        'Input.dispatchKeyEvent',
+        { type: 'keyDown', key: e.key, ...(e.key.length === 1 ? { text: e.key } : {}) },
+      ];
     default:
       return ['Input.dispatchKeyEvent', { type: 'keyUp', key: e.key }];
   }

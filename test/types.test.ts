@@ -43,7 +43,8 @@ afterAll(() => {
 /** A user's file naming one export of every subpath; every wrong option is an expected error. */
 const CONSUMER = `
 import { buildBrowserUrl, type BrowserUrlOptions, browserSessionSchema } from 'cloud-browser';
-import { connectPlaywright } from 'cloud-browser/playwright';
+import { connectPlaywright, type ServiceProtocol } from 'cloud-browser/playwright';
+import type { ServiceParams, ServiceResult } from 'cloud-browser';
 import { connectPuppeteer } from 'cloud-browser/puppeteer';
 import type { CloudBrowserWorkerFixtures } from 'cloud-browser/test';
 import { createWebhookHandler } from 'cloud-browser/webhooks';
@@ -69,6 +70,20 @@ export const unknownOption: CrawlConfig = { url: 'https://example.com', pages: 3
 export const item: VaultItemInput = { type: 'password', label: 'Shop', origin: 'https://shop.example', secret: { password: 'p' } };
 // @ts-expect-error a password item's secret is { password }
 export const badItem: VaultItemInput = { type: 'password', label: 'Shop', origin: 'https://shop.example', secret: { pin: 1 } };
+export const click: ServiceParams<'Antibot.clickOn'> = { selector: { type: 'role', query: 'button|Buy' }, clickCount: 2 };
+// @ts-expect-error a selector's type is one of css, xpath, axNodeId, coord, role, bottom
+export const badSelector: ServiceParams<'Antibot.clickOn'> = { selector: { type: 'label', query: 'Buy' } };
+// @ts-expect-error fill needs its text
+export const badFill: ServiceParams<'Antibot.fill'> = { selector: { type: 'css', query: '#q' } };
+export const records = (r: ServiceResult<'Antibot.getSolvedCaptchas'>): string[] => r.records.map((x) => x.status);
+export const typed = (service: ServiceProtocol) => [
+  service.antibot.clickOn({ selector: { type: 'css', query: '#buy' } }),
+  // @ts-expect-error wpm is a number
+  service.antibot.typeText({ text: 'hi', wpm: 'fast' }),
+  service.on('Antibot.captchaSolved', (e) => e.method.toUpperCase()),
+  // @ts-expect-error no such event
+  service.on('Antibot.captchaLost', () => {}),
+];
 const parsed = browserSessionSchema.safeParse({ timeout: 60 });
 export const languages: string[] | undefined = parsed.success ? parsed.data.languages : undefined;
 const url: URL = buildBrowserUrl(options);
