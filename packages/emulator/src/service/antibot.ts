@@ -133,13 +133,19 @@ export class Antibot {
     const { cssLayoutViewport: view } = await this.control.send<{
       cssLayoutViewport: { clientWidth: number; clientHeight: number };
     }>('Page.getLayoutMetrics', {}, this.page);
+    const h = view.clientHeight;
     for (let notch = 0; notch < 80; notch++) {
+      // All of it in view, or its middle when it is taller than the window.
+      const fits =
+        box.height <= h
+          ? box.y >= 0 && box.y + box.height <= h
+          : box.y + box.height / 2 >= 0 && box.y + box.height / 2 < h;
+      if (fits) break;
       const middle = box.y + box.height / 2;
-      if (middle >= 0 && middle < view.clientHeight) break;
-      const distance = middle < 0 ? middle - view.clientHeight / 3 : middle - (view.clientHeight * 2) / 3;
+      const distance = middle < 0 ? middle - h / 3 : middle - (h * 2) / 3;
       await this.input.wheel(Math.sign(distance) * Math.min(Math.abs(distance), between(90, 120)));
       await sleep(between(25, 45));
-      box = await this.frames.box(found);
+      box = await this.settled(found, box);
     }
     // Only the part a person sees can be aimed at (a box wider than the window, or half off it).
     const left = Math.max(box.x, 0);
@@ -149,6 +155,18 @@ export class Antibot {
     if (right <= left || bottom <= top)
       throw new Unreachable('it is outside the window, and the wheel did not bring it in');
     return { x: left, y: top, width: right - left, height: bottom - top };
+  }
+
+  /** The box once the page has stopped scrolling (a wheel's scroll lands a little later under load). */
+  private async settled(found: Found, before: Box): Promise<Box> {
+    let last = before;
+    for (let i = 0; i < 10; i++) {
+      const now = await this.frames.box(found);
+      if (now.y === last.y && now.x === last.x && i > 0) return now;
+      last = now;
+      await sleep(30);
+    }
+    return last;
   }
 
   private async aimAndClick(p: Point, button: Button = 'left', clickCount = 1, duration?: number): Promise<void> {
@@ -235,7 +253,18 @@ export class Antibot {
         await sleep(between(25, 45));
       }
     }
-    await sleep(60);
+    // The wheel's scrolls land a little after the notches under load: wait for the page to stand still.
+    let last = Number.NaN;
+    for (let i = 0; i < 20; i++) {
+      const { result } = await this.control.send<{ result: { value?: number } }>(
+        'Runtime.evaluate',
+        { expression: 'scrollY', returnByValue: true },
+        this.page,
+      );
+      if (result.value === last) break;
+      last = result.value ?? 0;
+      await sleep(40);
+    }
     return { success: true, atBottom: await this.atBottom() };
   }
 
