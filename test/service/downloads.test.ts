@@ -3,23 +3,14 @@
  * against the emulator: files stay on the emulator's side, read back byte for byte; a file over
  * 100 MB is refused and the session goes on; the rendered page inlines its frames.
  */
-import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
+import { type DownloadSite, LARGE, SMALL, startDownloadSite } from '../support/download-site.js';
 import { eventually } from '../support/drivers.js';
 import { rejection } from '../support/rejection.js';
 import { serviceDrivers } from '../support/service-drivers.js';
 import { type ServiceSite, startServiceSite } from '../support/service-site.js';
 
-const SMALL = randomBytes(1024);
-const LARGE = randomBytes(30 * 1024 * 1024);
-const HUGE_BYTES = 150 * 1024 * 1024;
 // A 1x1 PNG.
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
@@ -27,44 +18,13 @@ const PNG = Buffer.from(
 );
 
 let emulator: Emulator;
-let files: Server;
-let filesUrl: string;
+let files: DownloadSite;
 let site: ServiceSite;
 
 beforeAll(async () => {
   emulator = await startEmulator();
-  files = createServer((req, res) => {
-    const name = new URL(req.url ?? '/', 'http://x').pathname.slice(1);
-    const headers = {
-      'content-type': 'application/octet-stream',
-      'content-disposition': `attachment; filename="${name}"`,
-    };
-    if (name === 'huge.bin') {
-      res.writeHead(200, { ...headers, 'content-length': String(HUGE_BYTES) });
-      const chunk = Buffer.alloc(1024 * 1024);
-      let sent = 0;
-      const pump = () => {
-        while (sent < HUGE_BYTES) {
-          sent += chunk.length;
-          if (!res.write(chunk)) return void res.once('drain', pump);
-        }
-        res.end();
-      };
-      res.on('close', () => {
-        sent = HUGE_BYTES;
-      });
-      return pump();
-    }
-    const body = name === 'small.txt' ? SMALL : name === 'large.bin' ? LARGE : undefined;
-    if (!body) return void res.writeHead(404).end();
-    res.writeHead(200, { ...headers, 'content-length': String(body.length) }).end(body);
-  });
-  files.listen(0, '127.0.0.1');
-  await once(files, 'listening');
-  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  files = await startDownloadSite();
   site = await startServiceSite({
-    '/links': `<!doctype html><title>links</title><a id="small" href="${filesUrl}/small.txt">small</a>
-<a id="large" href="${filesUrl}/large.bin">large</a><a id="huge" href="${filesUrl}/huge.bin">huge</a>`,
     '/framed': `<!doctype html><title>framed</title><h1>Main heading</h1><p>Main text with <a href="/rel">a link</a>.</p>
 <iframe src="/same"></iframe><iframe id="far"></iframe>
 <script>document.getElementById('far').src = location.href.replace('127.0.0.1', '127.0.0.2').replace('/framed', '/other');</script>`,
@@ -76,7 +36,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await emulator?.close();
-  files?.closeAllConnections();
   files?.close();
   await site?.close();
 });
@@ -88,12 +47,8 @@ describe('downloads', () => {
       browser_url: emulator.browserUrl,
       api_key: emulator.apiKey,
     });
-    // A client that names a folder of its own: the remote browser never writes there.
-    const local = mkdtempSync(join(tmpdir(), 'client-downloads-'));
     try {
-      const cdp = await page.cdp();
-      await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: local });
-      await page.goto(`${site.url}/links`);
+      await page.goto(files.origin);
       expect(await service.downloads.has()).toBe(false);
       await page.evaluate(`document.getElementById('small').click()`);
       await page.evaluate(`document.getElementById('large').click()`);
@@ -123,11 +78,8 @@ describe('downloads', () => {
       const all = await service.downloads.getAll({ delete: true });
       expect([...all.keys()].sort()).toEqual(['large.bin', 'small (1).txt', 'small.txt']);
       expect(await service.downloads.has()).toBe(false);
-      expect(readdirSync(local)).toEqual([]);
-      await page.goto(`${site.url}/links`);
     } finally {
       await session.close();
-      rmSync(local, { recursive: true, force: true });
     }
   }, 90_000);
 });

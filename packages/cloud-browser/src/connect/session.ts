@@ -14,6 +14,7 @@ import { sleep } from '../internal/sleep.js';
 import { projectSalt } from '../session/salt.js';
 import { type BrowserUrlOptions, browserUrlOf, type JoinTarget } from '../session/url.js';
 import { type VncCredentials, vncCredentials } from '../session/vnc.js';
+import { FileTransfer } from './files.js';
 import { type CloudSocket, CONNECT_DEFAULTS, openCloudSocket, RESERVED_CDP_ID } from './socket.js';
 
 export { CONNECT_DEFAULTS } from './socket.js';
@@ -118,6 +119,7 @@ export async function establish<B>(
     log('debug', `connecting ${library} to ${redactUrl(url)}${attempt > 0 ? ` (retry ${attempt} of ${retries})` : ''}`);
     try {
       const opened = await openSession(url, connect);
+      new FileTransfer(opened.socket, log);
       const parts = start(opened);
       const browser = await attach(
         opened,

@@ -67,6 +67,10 @@ export class CloudSocket {
   /** Resolves once, when the socket has closed, with why. */
   readonly closed: Promise<SessionClosedError>;
   private onFrame: (data: Buffer, isBinary: boolean) => void = () => {};
+  /** Sees each text frame from the browser first; true when it keeps it (docs/decisions.md D26). */
+  incoming: ((data: Buffer) => boolean) | undefined;
+  /** Sees each text frame from the library first; true when it keeps it. */
+  outgoing: ((data: Buffer | string) => boolean) | undefined;
   private serviceError: ServiceErrorFields | undefined;
   private resolveClosed!: (e: SessionClosedError) => void;
   private pingTimer: NodeJS.Timeout | undefined;
@@ -87,6 +91,7 @@ export class CloudSocket {
     });
     socket.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary && this.isServiceFrame(data)) return;
+      if (!isBinary && this.incoming?.(data)) return;
       this.onFrame(data, isBinary);
     });
     socket.on('close', (code: number, reason: Buffer) => this.finish(code, reason.toString('utf8')));
@@ -103,7 +108,18 @@ export class CloudSocket {
 
   /** Send a frame as it came: text as text, binary as binary. */
   send(data: Buffer | string, isBinary = false): void {
+    if (!isBinary && this.outgoing?.(data)) return;
+    this.sendRaw(data, isBinary);
+  }
+
+  /** Send a frame past `outgoing`. */
+  sendRaw(data: Buffer | string, isBinary = false): void {
     if (this.socket.readyState === WebSocket.OPEN) this.socket.send(data, { binary: isBinary });
+  }
+
+  /** Hand the library a frame, as if the browser had sent it. */
+  deliver(data: Buffer): void {
+    this.onFrame(data, false);
   }
 
   /** The error that closed the socket, once it has closed. */

@@ -6,6 +6,8 @@
  * (a wrong parameter is a protocol error naming it, as Chromium answers) and carried out on the
  * page of the session the client sent them on; their events reach every client session on that page.
  */
+
+import { resolve, sep } from 'node:path';
 import {
   isServiceCommand,
   paramsProblem,
@@ -88,9 +90,26 @@ export class ServiceDomains {
       this.downloads.rewrite(request.params);
       return false;
     }
+    if (request.method === 'DOM.setFileInputFiles') return this.refusePaths(channel, request);
     // WebMCP goes on to Chromium: a browser that has the domain answers it.
     if (!isServiceCommand(request.method) || request.method.startsWith('WebMCP.')) return false;
     void this.answer(channel, request, request.method);
+    return true;
+  }
+
+  /**
+   * The browser is remote (docs/decisions.md D26): it reads no path of the client's machine. A
+   * path outside the session's own folders is refused with how to send the contents instead.
+   */
+  private refusePaths(channel: CdpChannel, request: ClientRequest): boolean {
+    const files = Array.isArray(request.params.files) ? request.params.files.map(String) : [];
+    const own = `${this.downloads.dir}${sep}`;
+    const outside = files.find((f) => !resolve(f).startsWith(own));
+    if (outside === undefined) return false;
+    const message =
+      `the browser is remote and cannot read ${outside} on your machine: send the file's contents instead ` +
+      "(cloud-browser's connectors do it for Puppeteer's uploadFile and DOM.setFileInputFiles, Playwright's setInputFiles does it over CDP)";
+    channel.answer(request, { error: { code: FAILED, message } });
     return true;
   }
 
