@@ -50,7 +50,13 @@ describe('downloads', () => {
     try {
       await page.goto(files.origin);
       expect(await service.downloads.has()).toBe(false);
+      // One after the other: a second link clicked at once would abort the first navigation.
       await page.evaluate(`document.getElementById('small').click()`);
+      await eventually(
+        () => service.downloads.list(),
+        (m) => 'small.txt' in m,
+        20_000,
+      );
       await page.evaluate(`document.getElementById('large').click()`);
       const listed = await eventually(
         () => service.downloads.list(),

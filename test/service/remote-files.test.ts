@@ -83,7 +83,9 @@ describe('Puppeteer', () => {
       const cdp = await session.browser.target().createCDPSession();
       await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: folder });
       await page.goto(files.origin);
+      // One after the other: a second link clicked at once would abort the first navigation.
       await page.click('#small');
+      await eventually(() => existsSync(join(folder, 'small.txt')), Boolean, 30_000);
       await page.click('#large');
       await eventually(
         () => (existsSync(folder) ? readdirSync(folder).filter((n) => !n.startsWith('.')) : []),

@@ -41,6 +41,10 @@ export interface CdpChannel {
   emit(sessionId: string | undefined, method: string, params: unknown): void;
   /** The client's sessions attached to `targetId`. */
   sessionsOf(targetId: string): string[];
+  /** Send on a command `intercept` kept, later: answered to the client as if it had gone at once. */
+  release(request: ClientRequest): void;
+  /** Send a command of the emulator's own on one of the client's sessions, ahead of what follows; the answer is dropped. */
+  inject(method: string, params: Record<string, unknown>, sessionId: string): void;
   /** Send one CDP message (a JSON object as text). */
   send(message: string | Buffer): void;
   /** Called with every message for this client (a JSON object as UTF-8). */
@@ -107,6 +111,15 @@ class Channel implements CdpChannel {
 
   sessionsOf(targetId: string): string[] {
     return this.pipe.sessionsOf(this, targetId);
+  }
+
+  inject(method: string, params: Record<string, unknown>, sessionId: string): void {
+    this.pipe.inject(this, method, params, sessionId);
+  }
+
+  release(request: ClientRequest): void {
+    const session = request.sessionId ?? this.session;
+    if (session !== undefined) this.pipe.send(this, request.id, request.method, request.params, session);
   }
 
   close(): void {
@@ -184,7 +197,7 @@ export class CdpPipe {
       channel.deliver(refusal(parsed.id, `Session with given id not found.`));
       return;
     }
-    const params = (typeof parsed.params === 'object' && parsed.params !== null ? parsed.params : {}) as Record<
+    let params = (typeof parsed.params === 'object' && parsed.params !== null ? parsed.params : {}) as Record<
       string,
       unknown
     >;
@@ -198,11 +211,26 @@ export class CdpPipe {
         targetId: this.targets.get(session),
       };
       if (channel.intercept(request)) return;
+      params = request.params;
     }
+    this.send(channel, parsed.id, parsed.method, params, session);
+  }
+
+  /** Write a client's command, to be answered to it in its numbering. */
+  send(channel: Channel, clientId: number, method: string, params: Record<string, unknown>, session: string): void {
+    if (channel.closed || this.owners.get(session) !== channel) return;
     const id = this.nextId++;
-    const targetId = parsed.method === 'Target.attachToTarget' ? (params.targetId as string | undefined) : undefined;
-    this.pending.set(id, { channel, id: parsed.id, method: parsed.method, targetId });
-    this.write({ id, method: parsed.method, params, sessionId: session });
+    const targetId = method === 'Target.attachToTarget' ? (params.targetId as string | undefined) : undefined;
+    this.pending.set(id, { channel, id: clientId, method, targetId });
+    this.write({ id, method, params, sessionId: session });
+  }
+
+  /** A command of the emulator's on a session `channel` owns; its answer goes nowhere. */
+  inject(channel: Channel, method: string, params: Record<string, unknown>, sessionId: string): void {
+    if (this.owners.get(sessionId) !== channel) return;
+    const id = this.nextId++;
+    this.pending.set(id, { done: () => {} });
+    this.write({ id, method, params, sessionId });
   }
 
   /** `channel`'s sessions attached to `targetId`. */

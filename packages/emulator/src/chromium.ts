@@ -66,6 +66,8 @@ export const BASE_FLAGS = [
   '--disable-sync',
   '--disable-dev-shm-usage',
   '--disable-features=Translate,OptimizationHints,MediaRouter',
+  // navigator.webdriver false, as in a browser a person runs (the service's never says true).
+  '--disable-blink-features=AutomationControlled',
 ];
 
 /** A running Chromium. */

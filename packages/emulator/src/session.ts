@@ -6,6 +6,8 @@ import { CredentialInjector } from './browser-api/inject.js';
 import type { OpenedItem } from './browser-api/vaults.js';
 import { CdpClient } from './cdp.js';
 import { type LaunchedChromium, launchChromium } from './chromium.js';
+import { IdentityApplier } from './identity/apply.js';
+import { identityOf } from './identity/identity.js';
 import type { WarmPool } from './pool.js';
 import { type ChainProxy, startChainProxy } from './proxy.js';
 import { ServiceDomains } from './service/index.js';
@@ -193,7 +195,7 @@ export class EmulatedSession {
       service = new ServiceDomains(control, options.solve_captcha === true);
       await service.start();
       const injector = new CredentialInjector(control, extras.credentials ?? [], extras.now);
-      await EmulatedSession.prepare(control, options, pages, injector);
+      await EmulatedSession.prepare(control, options, pages, injector, service);
       return new EmulatedSession(options, chromium, control, proxy, onEnd, pages, service);
     } catch (error) {
       service?.close();
@@ -204,38 +206,40 @@ export class EmulatedSession {
     }
   }
 
-  /** Apply blocking and languages to every page as it appears, then open `target_url`. */
+  /** Apply the identity, blocking and credentials to every target as it appears, then open `target_url`. */
   private static async prepare(
     control: CdpClient,
     options: ParsedBrowserUrl,
     pages: PageList,
     injector: CredentialInjector,
+    service: ServiceDomains,
   ): Promise<void> {
     const patterns = BLOCKED_TYPES.filter(([k]) => options[k] === true).flatMap(([, types]) =>
       types.map((resourceType) => ({ resourceType, requestStage: 'Request' })),
     );
-    const languages = acceptLanguages(options);
     const size = resolutionOf(options);
-    const { userAgent } = await control.send<{ userAgent: string }>('Browser.getVersion');
+    const { product } = await control.send<{ product: string }>('Browser.getVersion');
+    const identity = new IdentityApplier(control, identityOf(options, product), size !== undefined);
+    service.identity = identity.identity;
     let firstPage: ((sessionId: string) => void) | undefined;
     const firstPageSession = new Promise<string>((resolve) => {
       firstPage = resolve;
     });
+    // Every target, the page's frames and workers too, waits for this before it runs.
     control.on('Target.attachedToTarget', (params) => {
       const sessionId = params.sessionId as string;
-      const type = (params.targetInfo as { type?: string } | undefined)?.type;
+      const info = params.targetInfo as { type: string; targetId: string; browserContextId?: string };
+      let ready!: () => void;
+      service.prepare(
+        info.targetId,
+        new Promise<void>((resolve) => {
+          ready = resolve;
+        }),
+      );
       void (async () => {
-        if (type === 'page') {
+        await identity.apply(sessionId, info.type, info.browserContextId);
+        if (info.type === 'page') {
           if (patterns.length > 0) await control.send('Fetch.enable', { patterns }, sessionId);
-          if (languages) {
-            // Chromium weights the list itself: `fr-FR,en-US;q=0.9,de;q=0.8`.
-            await control.send(
-              'Emulation.setUserAgentOverride',
-              { userAgent, acceptLanguage: languages.join(',') },
-              sessionId,
-            );
-          }
-          if (options.lang) await control.send('Emulation.setLocaleOverride', { locale: options.lang }, sessionId);
           // The window size alone leaves newer Chromium (156) a smaller viewport: pin the page's.
           if (size) {
             await control.send(
@@ -249,8 +253,11 @@ export class EmulatedSession {
           firstPage?.(sessionId);
           firstPage = undefined;
         }
+        ready();
         await control.send('Runtime.runIfWaitingForDebugger', {}, sessionId);
-      })().catch(() => {});
+      })()
+        .catch(() => {})
+        .finally(() => ready());
     });
     control.on('Target.detachedFromTarget', (params) => pages.remove(params.sessionId as string));
     control.on('Fetch.requestPaused', (params, sessionId) => {

@@ -18,6 +18,7 @@ import {
 } from 'cloud-browser';
 import type { CdpClient } from '../cdp.js';
 import type { CdpChannel, ClientRequest } from '../cdp-pipe.js';
+import type { Identity } from '../identity/identity.js';
 import { Antibot, BadParams } from './antibot.js';
 import { Captchas } from './captchas.js';
 import { Downloads } from './downloads.js';
@@ -38,6 +39,9 @@ export class ServiceDomains {
   private readonly rendered: RenderedContent;
   private readonly antibots = new Map<string, Antibot>();
   private readonly channels = new Set<CdpChannel>();
+  private readonly identified = new WeakMap<CdpChannel, Set<string>>();
+  /** The session's identity, once known (docs/decisions.md D29). */
+  identity: Identity | undefined;
 
   constructor(
     private readonly control: CdpClient,
@@ -85,12 +89,79 @@ export class ServiceDomains {
     for (const channel of this.channels) for (const s of channel.sessionsOf(targetId)) channel.emit(s, event, params);
   };
 
+  /**
+   * A client's first command on a page or frame: the session's identity goes on that session
+   * first. Chromium keeps `navigator.platform` per DevTools session in the renderer, and a
+   * session attached after the emulator's own starts without it.
+   */
+  private identify(channel: CdpChannel, request: ClientRequest): void {
+    if (!this.identity || request.sessionId === undefined || request.targetId === undefined) return;
+    const seen = this.identified.get(channel) ?? new Set<string>();
+    this.identified.set(channel, seen);
+    if (seen.has(request.sessionId)) return;
+    seen.add(request.sessionId);
+    const type = this.targets.typeOf(request.targetId);
+    const domain =
+      type === 'page' || type === 'iframe' ? 'Emulation' : type?.endsWith('worker') ? 'Network' : undefined;
+    if (!domain) return;
+    const { userAgent, platform, metadata, acceptLanguage } = this.identity;
+    const agent = { userAgent, platform, userAgentMetadata: metadata, ...(acceptLanguage ? { acceptLanguage } : {}) };
+    channel.inject(`${domain}.setUserAgentOverride`, agent, request.sessionId);
+  }
+
+  /** A target the emulator is still preparing (its identity): done when it may run. */
+  private readonly preparing = new Map<string, Promise<void>>();
+
+  /** Hold clients' resumes of `targetId` until `work` is done: the target runs only as the session's. */
+  prepare(targetId: string, work: Promise<void>): void {
+    this.preparing.set(targetId, work);
+    void work.finally(() => {
+      if (this.preparing.get(targetId) === work) this.preparing.delete(targetId);
+    });
+  }
+
+  /**
+   * A client resuming a target the emulator has not finished (or not yet heard of: both are told
+   * of a new target at once) waits for it, a second at most for one never heard of.
+   */
+  private holdResume(channel: CdpChannel, request: ClientRequest): boolean {
+    const targetId = request.targetId;
+    if (request.method !== 'Runtime.runIfWaitingForDebugger' || targetId === undefined) return false;
+    const known = this.targets.typeOf(targetId) !== undefined;
+    const work = this.preparing.get(targetId);
+    if (known && !work) return false;
+    void (async () => {
+      const deadline = Date.now() + 1000;
+      while (!this.targets.typeOf(targetId) && !this.preparing.has(targetId) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await this.preparing.get(targetId)?.catch(() => {});
+      channel.release(request);
+    })();
+    return true;
+  }
+
   private intercept(channel: CdpChannel, request: ClientRequest): boolean {
+    this.identify(channel, request);
+    if (this.holdResume(channel, request)) return true;
     if (request.method === 'Browser.setDownloadBehavior' || request.method === 'Page.setDownloadBehavior') {
       this.downloads.rewrite(request.params);
       return false;
     }
     if (request.method === 'DOM.setFileInputFiles') return this.refusePaths(channel, request);
+    if (request.method === 'Emulation.setUserAgentOverride' && !request.params.userAgent && this.identity) {
+      // "No user agent of mine" (Playwright sends it for every page): the session's identity
+      // stays whole, not Chromium's own platform beside the session's user agent.
+      const { userAgent, platform, metadata, acceptLanguage } = this.identity;
+      const language = request.params.acceptLanguage ?? acceptLanguage;
+      request.params = {
+        userAgent,
+        platform,
+        userAgentMetadata: metadata,
+        ...(language ? { acceptLanguage: language } : {}),
+      };
+      return false;
+    }
     // WebMCP goes on to Chromium: a browser that has the domain answers it.
     if (!isServiceCommand(request.method) || request.method.startsWith('WebMCP.')) return false;
     void this.answer(channel, request, request.method);

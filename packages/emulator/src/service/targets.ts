@@ -26,7 +26,8 @@ export class Targets {
       this.bySession.set(attached.session, attached);
       this.byTarget.set(attached.targetId, attached);
       if (info.type === 'iframe' || info.type === 'page') {
-        // Out-of-process frames under this one, attached as they appear; its loads heard.
+        // Out-of-process frames and workers under this one, attached as they appear and held until
+        // the session's identity is on them (session.ts resumes them); its loads heard.
         void control
           .send(
             'Target.setAutoAttach',
@@ -89,6 +90,11 @@ export class Targets {
   pageOfTarget(targetId: string): string | undefined {
     const attached = this.byTarget.get(targetId);
     return attached ? this.pageOf(attached.session)?.session : undefined;
+  }
+
+  /** What kind of target it is (`page`, `iframe`, `worker`…), when the emulator is attached to it. */
+  typeOf(targetId: string): string | undefined {
+    return this.byTarget.get(targetId)?.type;
   }
 
   /** The emulator's sessions on every page. */
