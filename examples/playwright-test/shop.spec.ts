@@ -33,3 +33,12 @@ test('buys with human-like input through the service protocol', async ({ page, s
   expect(answer).toEqual({ success: true });
   await expect.poll(() => clicked).toBe(true);
 });
+
+test('downloads the receipt from the remote browser', async ({ page }) => {
+  await page.goto(site());
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByText('Receipt').click()]);
+  expect(download.suggestedFilename()).toBe('receipt.txt');
+  const chunks: Buffer[] = [];
+  for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer);
+  expect(Buffer.concat(chunks).toString()).toBe('Receipt: 1 example, 300 dollars\n');
+});

@@ -18,6 +18,6 @@ it('runs the example Playwright Test suite green against the emulator, one sessi
     [cli, 'test', '-c', 'examples/playwright-test', '--reporter=list'],
     { cwd: root, env, timeout: 120_000 },
   );
-  expect(stdout).toContain('4 passed');
+  expect(stdout).toContain('5 passed');
   expect(stdout).not.toContain('failed');
 }, 150_000);
