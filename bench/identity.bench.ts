@@ -23,7 +23,11 @@ const emulator = await startEmulator({ warmBrowsers: 2 });
 /** Milliseconds from connecting to the first page loaded. */
 async function firstNavigation(options: object): Promise<number> {
   const start = performance.now();
-  const session = await connectPlaywright(chromium, { browser_url: emulator.browserUrl, api_key: emulator.apiKey, ...options });
+  const session = await connectPlaywright(chromium, {
+    browser_url: emulator.browserUrl,
+    api_key: emulator.apiKey,
+    ...options,
+  });
   const context = session.browser.contexts()[0];
   if (!context) throw new Error('no default context');
   const page = await context.newPage();
