@@ -30,6 +30,8 @@ export interface PageRecord {
   size?: number;
   /** Where a redirect pointed, for a URL skipped as `redirected` (or refused out of scope). */
   redirect_to?: string;
+  /** The headings of its main content, found when its formats were converted. */
+  headings?: string[];
   /** Each format, converted once on first use and kept. */
   formats?: Partial<Record<ContentFormat, string>>;
   hash?: string;
@@ -56,7 +58,12 @@ export const CRAWL_LIMITS_DEFAULTS: CrawlLimits = { maxResponseBytes: 10 * 1024 
 /** The crawler's side of the emulator: how it reaches sites, tells time and delivers events. */
 export interface CrawlHost {
   now(): number;
-  emit(crawl: EmulatedCrawl, event: CrawlerEvent, data: Record<string, unknown>): void;
+  /** Deliver `event` when the crawl asked for it; `data` may be made only then (a page's contents). */
+  emit(
+    crawl: EmulatedCrawl,
+    event: CrawlerEvent,
+    data: Record<string, unknown> | (() => Record<string, unknown>),
+  ): void;
   readonly limits: CrawlLimits;
 }
 

@@ -82,13 +82,17 @@ export class DeliveryQueue {
   }
 
   /** Queue the delivery of `event` of `crawl`, when the crawl asked for it. */
-  emit(crawl: EmulatedCrawl, event: CrawlerEvent, data: Record<string, unknown>): void {
+  emit(
+    crawl: EmulatedCrawl,
+    event: CrawlerEvent,
+    data: Record<string, unknown> | (() => Record<string, unknown>),
+  ): void {
     const name = crawl.config.webhook_name;
     const hook = name ? this.webhooks?.[name] : undefined;
     if (!name || !hook) return;
     const wanted = crawl.config.webhook_events?.length ? crawl.config.webhook_events : DEFAULT_EVENTS;
     if (!wanted.includes(event)) return;
-    const body = deliveryBody(crawl, event, data, this.apiUrl());
+    const body = deliveryBody(crawl, event, typeof data === 'function' ? data() : data, this.apiUrl());
     const previous = this.chains.get(name) ?? Promise.resolve();
     const next = previous.then(async () => {
       if (!this.pinged.has(name)) {

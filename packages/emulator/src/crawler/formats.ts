@@ -1,17 +1,15 @@
 /**
- * A crawled page read and converted, through well-kept libraries: linkedom (a light DOM) to read
- * it, Mozilla's Readability to find its main content (navigation, sidebars and footers dropped),
- * turndown for Markdown with GFM tables and fenced code, html-to-text for text with its tables
- * laid out in columns. Links are made absolute against `<base href>` or the page's final URL, and
- * permalink marks (`¶`, `#`) are dropped.
+ * What the crawl reads of a page (its links, title and robots directives, in one pass of
+ * htmlparser2's tokenizer), its formats converted once and kept (convert.ts), and CSS
+ * extraction rules (linkedom: a light DOM, built only for a crawl with rules).
  */
-import { Readability } from '@mozilla/readability';
 import type { ContentFormat } from 'cloud-browser/crawler';
-import { convert } from 'html-to-text';
 import { Parser } from 'htmlparser2';
 import { parseHTML } from 'linkedom';
-import TurndownService from 'turndown';
+import { convertPage, DERIVED_FORMATS, resolve } from './convert.js';
 import type { PageRecord } from './crawl.js';
+
+export { convertPage } from './convert.js';
 
 /** A DOM element as linkedom gives it (its types are the DOM's). */
 type El = Element;
@@ -29,20 +27,6 @@ export interface ParsedPage {
 function documentOf(html: string): Document {
   const whole = /<(html|body)[\s>]/i.test(html);
   return parseHTML(whole ? html : `<!doctype html><html><head></head><body>${html}</body></html>`).document;
-}
-
-function resolve(href: string, base: string): string | undefined {
-  try {
-    return new URL(href.trim(), base).href;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The URL relative links of `document`, fetched from `url`, resolve against. */
-function baseOf(document: Document, url: string): string {
-  const href = document.querySelector('base[href]')?.getAttribute('href');
-  return (href && resolve(href, url)) || url;
 }
 
 /**
@@ -118,154 +102,17 @@ export function sitemapLocs(xml: string): { index: boolean; locs: string[] } {
   return { index, locs };
 }
 
-/** Permalink marks that documentation generators put beside headings. */
-const PERMALINK_CLASS = /(^|\s)(headerlink|id_link|anchor|anchorjs-link|heading-anchor|hash-link|permalink)(\s|$)/;
-const PERMALINK_TEXT = /^[\s¶§#🔗]*$/u;
-/** Containers of navigation Readability may keep when the page has little else. */
-const BOILERPLATE =
-  'nav, aside, footer, header, form, [role="navigation"], [role="banner"], [role="contentinfo"], [role="complementary"], [role="search"], script, style, noscript, template';
-
-/** Drop permalink marks and make every link and image absolute. */
-function tidy(document: Document, base: string): void {
-  for (const a of [...document.querySelectorAll('a')]) {
-    const href = a.getAttribute('href') ?? '';
-    const mark = PERMALINK_CLASS.test(a.getAttribute('class') ?? '') || PERMALINK_TEXT.test(a.textContent ?? '');
-    if (href.startsWith('#') && mark && !a.querySelector('img')) {
-      a.remove();
-      continue;
-    }
-    const absolute = href && resolve(href, base);
-    if (absolute) a.setAttribute('href', absolute);
-  }
-  for (const img of document.querySelectorAll('img[src]')) {
-    const absolute = resolve(img.getAttribute('src') ?? '', base);
-    if (absolute) img.setAttribute('src', absolute);
-  }
-}
-
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const squash = (text: string | null | undefined) => (text ?? '').replace(/\s+/g, ' ').trim();
-
 /**
- * The page's main content as HTML, led by its title as an `<h1>`: Readability's article, or
- * the body without its navigation when Readability finds none (a short page).
+ * Convert a visited page's derived formats among `formats` that it does not have yet, in one
+ * parse, and keep them on the record.
  */
-function mainContent(html: string, url: string): { title: string; html: string } {
-  const document = documentOf(html);
-  const base = baseOf(document, url);
-  tidy(document, base);
-  const heading = document.querySelector('h1') ?? document.querySelector('h2');
-  const fallbackTitle = squash(document.querySelector('title')?.textContent);
-  let body: string | undefined;
-  let title = squash(heading?.textContent) || fallbackTitle;
-  try {
-    const article = new Readability(document, {
-      keepClasses: true,
-      charThreshold: 200,
-      // The article's own element, not Readability's wrapper page.
-      serializer: (node) => (node as El).firstElementChild?.innerHTML ?? (node as El).innerHTML,
-    }).parse();
-    if (article?.content && squash(article.textContent).length > 0) {
-      body = article.content;
-      if (!title) title = squash(article.title);
-    }
-  } catch {}
-  if (body === undefined) {
-    const again = documentOf(html);
-    tidy(again, base);
-    for (const el of [...again.querySelectorAll(`${BOILERPLATE}, title, base, meta, link`)]) el.remove();
-    body = again.querySelector('body')?.innerHTML ?? '';
-  }
-  // linkedom writes the elements Readability made in upper case; tag names are case-free.
-  body = body.replace(/<(\/?)([A-Z][A-Z0-9]*)\b/g, (_, slash: string, tag: string) => `<${slash}${tag.toLowerCase()}`);
-  if (!title) return { title, html: body.trim() };
-  // Led by its title as an h1 (Readability turns the h1 it keeps into an h2).
-  const content = documentOf(body);
-  const first = content.querySelector('h1, h2, h3, p, pre, table, li');
-  if (first && /^H[1-3]$/i.test(first.tagName) && squash(first.textContent) === title) first.remove();
-  const rest = content.querySelector('body')?.innerHTML.trim() ?? '';
-  return { title, html: `<h1>${escapeHtml(title)}</h1>\n${rest}` };
-}
-
-const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
-turndown.remove(['script', 'style', 'noscript', 'title', 'head']);
-/** Any `<pre>`, with or without `<code>`, fenced and unescaped; the language from a class when one names it. */
-turndown.addRule('pre', {
-  filter: 'pre',
-  replacement: (_content, node) => {
-    const pre = node as El;
-    const code = pre.textContent?.replace(/\n$/, '') ?? '';
-    const fence = '`'.repeat(Math.max(3, ...[...code.matchAll(/`+/g)].map((m) => m[0].length + 1)));
-    return `\n\n${fence}${languageOf(pre)}\n${code}\n${fence}\n\n`;
-  },
-});
-/** A table as a GFM table: its first row the header, pipes in cells escaped, cells on one line. */
-turndown.addRule('table', {
-  filter: (node) => node.nodeName === 'TABLE' && !node.querySelector('table'),
-  replacement: (_content, node) => {
-    // turndown's DOM (domino) gives array-likes, not iterables.
-    const rows = Array.from((node as El).querySelectorAll('tr')).map((tr) =>
-      Array.from(tr.children)
-        .filter((cell) => cell.nodeName === 'TH' || cell.nodeName === 'TD')
-        .map((cell) => tableCell(turndown.turndown(cell.innerHTML))),
-    );
-    const width = Math.max(0, ...rows.map((r) => r.length));
-    if (width === 0) return '';
-    const line = (cells: string[]) => `| ${Array.from({ length: width }, (_, i) => cells[i] ?? '').join(' | ')} |`;
-    const [head = [], ...rest] = rows;
-    return `\n\n${[line(head), line(Array(width).fill('---')), ...rest.map(line)].join('\n')}\n\n`;
-  },
-});
-
-/** A cell's Markdown on one line: pipes escaped, and no list-marker escape, a cell being no line start. */
-function tableCell(markdown: string): string {
-  return squash(markdown)
-    .replace(/^\\([-+*])/, '$1')
-    .replace(/^(\d+)\\\./, '$1.')
-    .replace(/\|/g, '\\|');
-}
-
-/** `language-js`, `lang-js`, `highlight-python3`, `highlight-source-js` on the block or its wrappers. */
-function languageOf(pre: El): string {
-  for (let el: El | null = pre.querySelector('code') ?? pre, hops = 0; el && hops < 4; el = el.parentElement, hops++) {
-    const match = /(?:^|\s)(?:language|lang|highlight-source|highlight)-([\w+#.-]+)/.exec(
-      el.getAttribute('class') ?? '',
-    );
-    if (match?.[1] && match[1] !== 'default') return match[1];
-  }
-  return '';
-}
-
-const TEXT_OPTIONS = {
-  wordwrap: false as const,
-  selectors: [
-    { selector: 'a', options: { ignoreHref: true } },
-    { selector: 'img', format: 'skip' },
-    ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, options: { uppercase: false } })),
-    { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false, colSpacing: 3 } },
-  ],
-};
-
-/** The derived formats of a page, from its main content. */
-type Converted = Record<Exclude<ContentFormat, 'html'>, string>;
-
-/**
- * A page in every derived format: `clean_html` its main content, `markdown` that content as
- * GFM, `text` it as plain text (tables in columns, headings as written).
- */
-export function convertPage(html: string, url: string): Converted {
-  const main = mainContent(html, url);
-  return {
-    clean_html: main.html,
-    // A numbered heading needs no escaped dot: `# 7. Input` is no list.
-    markdown: turndown
-      .turndown(main.html)
-      .replace(/^(#{1,6} [\d.]*\d)\\\./gm, '$1.')
-      .trim(),
-    text: convert(main.html, TEXT_OPTIONS)
-      .replace(/\n{3,}/g, '\n\n')
-      .trim(),
-  };
+export function convertFormats(page: PageRecord, formats: readonly ContentFormat[]): void {
+  if (page.html === undefined) return;
+  const missing = DERIVED_FORMATS.filter((f) => formats.includes(f) && page.formats?.[f] === undefined);
+  if (missing.length === 0) return;
+  const { title: _title, headings, ...converted } = convertPage(page.html, page.url, missing);
+  page.formats = { ...page.formats, ...converted };
+  page.headings = headings;
 }
 
 /**
@@ -279,8 +126,8 @@ export function contentOf(page: PageRecord, f: ContentFormat): string | null {
   if (kept !== undefined) return kept;
   if (page.html !== undefined) {
     if (f === 'html') return page.html;
-    page.formats = { ...page.formats, ...convertPage(page.html, page.url) };
-    return page.formats[f] ?? null;
+    convertFormats(page, [f]);
+    return page.formats?.[f] ?? null;
   }
   if (page.text !== undefined && (f === 'text' || f === 'markdown')) return page.text;
   return null;

@@ -6,11 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import type { ContentFormat } from 'cloud-browser/crawler';
+import { CONTENT_FORMATS, type ContentFormat } from 'cloud-browser/crawler';
 import type { EmulatedCrawl, PageRecord, Parsed } from './crawl.js';
 import { bodyType, decodeText } from './decode.js';
 import { type FetchedPage, FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from './fetch-page.js';
-import { contentOf, extract, parsePage, sitemapLocs } from './formats.js';
+import { contentOf, convertFormats, extract, parsePage, sitemapLocs } from './formats.js';
 import {
   ALLOW_ALL,
   DISALLOW_ALL,
@@ -452,16 +452,22 @@ export class CrawlRun {
     crawl.pages.set(record.url, record);
     if (previous?.hash !== record.hash && this.isRefresh) this.changed.push(record.url);
     const searchable = record.html !== undefined || record.text !== undefined;
-    if (c.search && searchable && !directives.noindex && (previous?.hash !== record.hash || !this.isRefresh))
-      crawl.index.put(record.url, record.title, contentOf(record, 'text') ?? '');
+    const indexed =
+      c.search && searchable && !directives.noindex && (previous?.hash !== record.hash || !this.isRefresh);
+    // The formats the crawl keeps, converted now in one parse, so that reading them back converts nothing.
+    convertFormats(record, [
+      ...(c.content_formats?.length ? c.content_formats : CONTENT_FORMATS),
+      ...(indexed ? (['text'] as const) : []),
+    ]);
+    if (indexed) crawl.index.put(record.url, record.title, contentOf(record, 'text') ?? '', record.headings);
     const formats: ContentFormat[] = [...(c.content_formats ?? [])];
-    crawl.host.emit(crawl, 'crawler_url_visited', {
+    crawl.host.emit(crawl, 'crawler_url_visited', () => ({
       url: record.url,
       scrape: {
         status_code: record.http_status,
         content: Object.fromEntries(formats.map((f) => [f, contentOf(record, f)])),
       },
-    });
+    }));
     if (page && this.discovery && !(directives.nofollow && !c.ignore_no_follow)) {
       for (const link of page.links) {
         if (link.nofollow && !c.ignore_no_follow) continue;

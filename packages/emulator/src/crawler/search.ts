@@ -1,5 +1,8 @@
 /**
- * BM25 over the pages of crawls, with passages for snippets and the prompt answer. Each crawl
+ * BM25F over the pages of crawls (docs/decisions.md D30): a term counts three times in the
+ * title, twice in a heading and once in the body, so the page a query names (by its title or a
+ * heading) outranks pages that mention the words in passing; passages for snippets and the
+ * prompt answer. Each crawl
  * keeps its own index; a search over several scores every page with the statistics of all of
  * them together (document count, document frequencies, average length), so that scores are
  * those of one index over the union and compare across crawls.
@@ -14,9 +17,14 @@ interface Doc {
   url: string;
   title: string;
   text: string;
+  /** Its weighted length: each field's words times the field's weight. */
   length: number;
+  /** Weighted term frequencies. */
   terms: Map<string, number>;
 }
+
+/** How much a word weighs in each field. */
+export const FIELD_WEIGHTS = { title: 3, headings: 2, body: 1 } as const;
 
 /** One search hit. */
 export interface Hit {
@@ -47,17 +55,24 @@ export class SearchIndex implements Corpus {
     return this.frequencies.get(term) ?? 0;
   }
 
-  /** Add or replace a page; gives whether its text changed. */
-  put(url: string, title: string, text: string): boolean {
+  /** Add or replace a page (its headings among its text's lines); gives whether it changed. */
+  put(url: string, title: string, text: string, headings: readonly string[] = []): boolean {
     const old = this.byUrl.get(url);
     if (old && old.text === text && old.title === title) return false;
     if (old) this.remove(url);
     const terms = new Map<string, number>();
-    const words = tokens(`${title} ${text}`);
-    for (const t of words) terms.set(t, (terms.get(t) ?? 0) + 1);
+    let length = 0;
+    const field = (words: string[], weight: number) => {
+      for (const t of words) terms.set(t, (terms.get(t) ?? 0) + weight);
+      length += words.length * weight;
+    };
+    field(tokens(title), FIELD_WEIGHTS.title);
+    // A heading is also a line of the body: it weighs its own weight in all.
+    field(tokens(headings.join(' ')), FIELD_WEIGHTS.headings - FIELD_WEIGHTS.body);
+    field(tokens(text), FIELD_WEIGHTS.body);
     for (const t of terms.keys()) this.frequencies.set(t, this.df(t) + 1);
-    this.byUrl.set(url, { url, title, text, length: words.length, terms });
-    this.totalLength += words.length;
+    this.byUrl.set(url, { url, title, text, length, terms });
+    this.totalLength += length;
     return true;
   }
 
@@ -76,7 +91,7 @@ export class SearchIndex implements Corpus {
     if (n === 0 || q.length === 0) return [];
     const avg = corpus.totalLength / n || 1;
     const idf = new Map(q.map((t) => [t, Math.log(1 + (n - corpus.df(t) + 0.5) / (corpus.df(t) + 0.5))]));
-    const hits: Hit[] = [];
+    const scored: { doc: Doc; score: number }[] = [];
     for (const doc of this.byUrl.values()) {
       let score = 0;
       for (const t of q) {
@@ -84,11 +99,68 @@ export class SearchIndex implements Corpus {
         if (!f) continue;
         score += ((idf.get(t) ?? 0) * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * doc.length) / avg));
       }
-      if (score > 0)
-        hits.push({ url: doc.url, title: doc.title, score: Number(score.toFixed(4)), snippet: passage(doc.text, idf) });
+      if (score > 0) scored.push({ doc, score });
     }
-    return hits.sort((a, b) => b.score - a.score || a.url.localeCompare(b.url)).slice(0, limit);
+    scored.sort((a, b) => b.score - a.score);
+    // The best candidates again, by how close together the query's words stand in them.
+    for (const hit of scored.slice(0, PROXIMITY_CANDIDATES))
+      hit.score *= 1 + PROXIMITY_WEIGHT * proximity(hit.doc.text, q, idf);
+    return scored
+      .sort((a, b) => b.score - a.score || a.doc.url.localeCompare(b.doc.url))
+      .slice(0, limit)
+      .map(({ doc, score }) => ({
+        url: doc.url,
+        title: doc.title,
+        score: Number(score.toFixed(4)),
+        snippet: passage(doc.text, idf),
+      }));
   }
+}
+
+/** How many of the best BM25F candidates are scored again by proximity, and how much it can add. */
+const PROXIMITY_CANDIDATES = 50;
+const PROXIMITY_WEIGHT = 2;
+
+/**
+ * How close together the query's words stand in `text`, from 0 to 1: over the shortest run of
+ * words that holds the most query weight, that weight's share of the query's times how densely
+ * the run holds it (a phrase that is the query scores 1).
+ */
+export function proximity(text: string, query: readonly string[], idf: ReadonlyMap<string, number>): number {
+  if (query.length < 2) return 0;
+  const words = tokens(text);
+  const total = query.reduce((sum, t) => sum + (idf.get(t) ?? 0), 0) || 1;
+  const wanted = new Set(query);
+  const counts = new Map<string, number>();
+  let weight = 0;
+  let best = 0;
+  let from = 0;
+  for (let to = 0; to < words.length; to++) {
+    const t = words[to] as string;
+    if (!wanted.has(t)) continue;
+    counts.set(t, (counts.get(t) ?? 0) + 1);
+    if (counts.get(t) === 1) weight += idf.get(t) ?? 0;
+    // Shrink from the left while the run keeps its weight.
+    while (from < to) {
+      const first = words[from] as string;
+      if (!wanted.has(first)) from++;
+      else if ((counts.get(first) ?? 0) > 1) {
+        counts.set(first, (counts.get(first) ?? 0) - 1);
+        from++;
+      } else break;
+    }
+    const distinct = [...counts.values()].filter((n) => n > 0).length;
+    const score = (weight / total) * (distinct / (to - from + 1));
+    if (score > best) best = score;
+    // Keep runs short: past a dozen words the window starts again here.
+    if (to - from > 12) {
+      counts.clear();
+      weight = idf.get(t) ?? 0;
+      counts.set(t, 1);
+      from = to;
+    }
+  }
+  return best;
 }
 
 /** The statistics of several indexes together: what one index over all their pages would have. */

@@ -1,0 +1,97 @@
+/**
+ * The crawler's conversion of documentation pages: quality points measured one by one, and
+ * search that finds the page a query names on a small manual (a relevance set).
+ */
+import { describe, expect, it } from 'vitest';
+import { convertPage } from '../../packages/emulator/src/crawler/convert.js';
+import { SearchIndex } from '../../packages/emulator/src/crawler/search.js';
+import { MANUAL, manualHtml, RELEVANCE } from '../fixtures/docs/manual.js';
+
+const URL_ = 'http://127.0.0.1:8000/docs/guide/page.html';
+const PAGE = `<!doctype html><html><head><title>Guide</title><base href="/docs/guide/"></head><body>
+<header class="site-header"><a href="/">Home</a> <a href="/pricing">Pricing</a></header>
+<nav aria-label="breadcrumbs"><a href="/docs/">Docs</a> › Guide</nav>
+<div class="wrapper"><aside class="sidebar"><ul><li><a href="a.html">Sidebar entry one</a></li><li><a href="b.html">Sidebar entry two</a></li></ul></aside>
+<main><h1>Stream guide<a class="headerlink" href="#stream-guide" title="Permalink">¶</a></h1>
+<p>Call <code>f(<code>T</code> *<em>x</em>)</code> with a <a href="readers.html">reader</a> and see <a href="#limits">the limits</a>.</p>
+<h2 id="limits">Limits <a class="anchor" href="#limits">#</a></h2>
+<table><thead><tr><th>Name</th><th>Max</th></tr></thead><tbody><tr><td><code>chunk</code></td><td>64 KiB | more</td></tr><tr><td>queue</td><td>16</td></tr></tbody></table>
+<div class="highlight-python"><pre><span class="k">def</span> read(<span>x</span>):
+    return x * 2</pre></div>
+<pre><code class="language-ts">const a = \`x\`;</code></pre>
+<p><img src="img/flow.png" alt="flow"> Backticks: <code>a\`b</code>.</p></main></div>
+<footer class="footer">© 2026 Example · <a href="/terms">Terms</a></footer></body></html>`;
+
+describe('conversion of a documentation page', () => {
+  const out = convertPage(PAGE, URL_);
+  const md = out.markdown ?? '';
+
+  it('leads with the title as an h1 and drops permalink marks', () => {
+    expect(md.startsWith('# Stream guide\n\n')).toBe(true);
+    expect(md).not.toMatch(/¶|\[#\]|\s#\s*$/m);
+    expect(md).toContain('\n## Limits\n');
+  });
+
+  it('keeps no navigation, sidebar, header or footer', () => {
+    for (const chrome of ['Pricing', 'Sidebar entry', 'Docs', 'Terms', '© 2026']) expect(md).not.toContain(chrome);
+    expect(out.clean_html).not.toMatch(/sidebar|footer|Pricing/);
+  });
+
+  it('makes links and images absolute against <base href>, keeping in-page links', () => {
+    expect(md).toContain('[reader](http://127.0.0.1:8000/docs/guide/readers.html)');
+    // A fragment resolves against the base too, as a browser resolves it.
+    expect(md).toContain('[the limits](http://127.0.0.1:8000/docs/guide/#limits)');
+    expect(md).toContain('![flow](http://127.0.0.1:8000/docs/guide/img/flow.png)');
+  });
+
+  it('writes nested inline code as one clean code span, and a backtick inside with a longer fence', () => {
+    expect(md).toContain('Call `f(T *x)` with');
+    expect(md).toContain('Backticks: ``a`b``.');
+  });
+
+  it('writes a GFM table, pipes escaped, and fences code with its language', () => {
+    expect(md).toContain('| Name | Max |\n| --- | --- |\n| `chunk` | 64 KiB \\| more |\n| queue | 16 |');
+    expect(md).toContain('```python\ndef read(x):\n    return x * 2\n```');
+    expect(md).toContain('```ts\nconst a = `x`;\n```');
+  });
+
+  it('writes text with the table in columns and headings as written', () => {
+    expect(out.text?.startsWith('Stream guide\n\n')).toBe(true);
+    expect(out.text).toMatch(/chunk {3,}64 KiB \| more/);
+    expect(out.text).toContain('\nLimits\n');
+  });
+
+  it('converts only the formats asked for, and finds the headings', () => {
+    const some = convertPage(PAGE, URL_, ['text']);
+    expect(some.markdown).toBeUndefined();
+    expect(some.clean_html).toBeUndefined();
+    expect(some.headings).toEqual(['Limits']);
+  });
+});
+
+describe('search on a manual', () => {
+  const index = new SearchIndex();
+  for (const page of MANUAL) {
+    const url = `http://127.0.0.1:8000/docs/${page.slug}.html`;
+    const converted = convertPage(manualHtml(page), url, ['text']);
+    index.put(url, page.title, converted.text ?? '', converted.headings);
+  }
+  const ranks = RELEVANCE.map(([query, slug]) => {
+    const hits = index.search(query, 10).map((h) => h.url.replace(/^.*\/docs\/|\.html$/g, ''));
+    return { query, slug, rank: hits.indexOf(slug) + 1, hits: hits.slice(0, 3) };
+  });
+
+  it('has a relevance set of at least 20 queries', () => {
+    expect(RELEVANCE.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('puts the expected page first for at least 80 % of the queries, and in the first three for all', () => {
+    const first = ranks.filter((r) => r.rank === 1).length / ranks.length;
+    expect(ranks.filter((r) => r.rank === 0 || r.rank > 3)).toEqual([]);
+    expect(first).toBeGreaterThanOrEqual(0.8);
+  });
+
+  it('ranks the numeric types page first for the maximum value of a bigint, above the extension that repeats the words', () => {
+    expect(ranks[0]).toMatchObject({ query: 'maximum value of a bigint', rank: 1 });
+  });
+});
