@@ -13,6 +13,7 @@ import { har, warc } from './artifacts.js';
 import { CRAWL_LIMITS_DEFAULTS, type CrawlLimits, EmulatedCrawl } from './crawl.js';
 import { DeliveryQueue, type DeliveryRecord, type EmulatorWebhook } from './deliveries.js';
 import { batch, contents, urlListing } from './listing.js';
+import { CrawlRun } from './run.js';
 import { RefreshScheduler } from './scheduler.js';
 import { prompt, search } from './search-api.js';
 
@@ -176,6 +177,7 @@ export class CrawlerApi {
       now: this.now,
       limits: this.options.limits ?? CRAWL_LIMITS_DEFAULTS,
       emit: (c, event, data) => this.queue.emit(c, event, data),
+      run: (c, isRefresh) => new CrawlRun(c, isRefresh).execute(),
     });
     this.crawls.set(crawl.uuid, crawl);
     // Accepted, not yet running, as the service answers (the status record follows it).

@@ -4,91 +4,58 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { ContentFormat, CrawlConfig } from 'cloud-browser/crawler';
-import type { CrawlerEvent } from 'cloud-browser/webhooks';
-import type { BodyKind } from './decode.js';
-import { CrawlRun } from './run.js';
 import { SearchIndex } from './search.js';
+import type { CrawlHost, PageRecord, Parsed } from './types.js';
 
-/** One URL the crawl met. */
-export interface PageRecord {
-  url: string;
-  status: 'visited' | 'failed' | 'skipped';
-  reason?: string;
-  depth: number;
-  http_status?: number;
-  title?: string;
-  /** The decoded HTML of an HTML page. */
-  html?: string;
-  /** The decoded text of a text page (text/plain, text/markdown…). */
-  text?: string;
-  /** What the crawler made of the body: HTML and text are converted and indexed, the rest not. */
-  kind?: BodyKind;
-  /** The encoding the text was decoded with. */
-  encoding?: string;
-  /** The body's size in bytes, decoded. */
-  size?: number;
-  /** Where a redirect pointed, for a URL skipped as `redirected` (or refused out of scope). */
-  redirect_to?: string;
-  /** The headings of its main content, found when its formats were converted. */
-  headings?: string[];
-  /** Each format, converted once on first use and kept. */
-  formats?: Partial<Record<ContentFormat, string>>;
-  hash?: string;
-  /** What went wrong, beside the one-word `reason`. */
-  error?: string;
-  content_type?: string;
-  headers?: Record<string, string>;
-  fetched_at?: string;
-  duration_ms?: number;
-  extracted?: Record<string, unknown>;
-}
-
-/** The emulator's own bounds on every crawl. */
-export interface CrawlLimits {
-  /** The most bytes of one response, on the wire and after decoding; a larger one fails as `too_large`. */
-  maxResponseBytes: number;
-  /** The pages a crawl without `page_limit` (or with 0) visits at most; it then stops with `page_limit`. */
-  pageLimit: number;
-}
-
-/** @default */
-export const CRAWL_LIMITS_DEFAULTS: CrawlLimits = { maxResponseBytes: 10 * 1024 * 1024, pageLimit: 10_000 };
-
-/** The crawler's side of the emulator: how it reaches sites, tells time and delivers events. */
-export interface CrawlHost {
-  now(): number;
-  /** Deliver `event` when the crawl asked for it; `data` may be made only then (a page's contents). */
-  emit(
-    crawl: EmulatedCrawl,
-    event: CrawlerEvent,
-    data: Record<string, unknown> | (() => Record<string, unknown>),
-  ): void;
-  readonly limits: CrawlLimits;
-}
-
-export type Parsed = CrawlConfig;
+export { CRAWL_LIMITS_DEFAULTS, type CrawlHost, type CrawlLimits, type PageRecord, type Parsed } from './types.js';
 
 /** A crawl run by the emulator. */
 export class EmulatedCrawl {
   readonly uuid = randomUUID();
-  status: 'PENDING' | 'RUNNING' | 'DONE' | 'CANCELLED' = 'PENDING';
-  isSuccess: boolean | null = null;
-  stopReason: string | null = null;
+  #status: 'PENDING' | 'RUNNING' | 'DONE' | 'CANCELLED' = 'PENDING';
+  get status(): 'PENDING' | 'RUNNING' | 'DONE' | 'CANCELLED' {
+    return this.#status;
+  }
+  #isSuccess: boolean | null = null;
+  get isSuccess(): boolean | null {
+    return this.#isSuccess;
+  }
+  #stopReason: string | null = null;
+  get stopReason(): string | null {
+    return this.#stopReason;
+  }
   readonly pages = new Map<string, PageRecord>();
   searchState: 'NONE' | 'BUILDING' | 'READY' | 'FAILED';
   /** When the index was last built, ms; and how many times. */
   searchBuiltAt: number | null = null;
-  searchGeneration = 0;
+  #searchGeneration: number = 0;
+  get searchGeneration(): number {
+    return this.#searchGeneration;
+  }
   readonly index = new SearchIndex();
-  credits = 0;
-  startedAt = 0;
-  endedAt = 0;
+  #credits: number = 0;
+  get credits(): number {
+    return this.#credits;
+  }
+  #startedAt: number = 0;
+  get startedAt(): number {
+    return this.#startedAt;
+  }
+  #endedAt: number = 0;
+  get endedAt(): number {
+    return this.#endedAt;
+  }
   refreshRuns = 0;
   /** Why the seeds could not be read, when they could not. */
-  seedError: string | undefined;
+  #seedError: string | undefined = undefined;
+  get seedError(): string | undefined {
+    return this.#seedError;
+  }
   lastRefreshAt: number | null = null;
-  lastChanged: string[] = [];
+  #lastChanged: readonly string[] = [];
+  get lastChanged(): readonly string[] {
+    return this.#lastChanged;
+  }
   /** URLs queued and not yet fetched, and those being fetched. */
   readonly queue: { url: string; depth: number }[] = [];
   readonly inFlight = new Set<string>();
@@ -191,7 +158,10 @@ export class EmulatedCrawl {
   }
 
   /** @internal URLs queued or being fetched, as the run last counted them. */
-  pending = 0;
+  #pending: number = 0;
+  get pending(): number {
+    return this.#pending;
+  }
 
   /** Start the first run. */
   start(): void {
@@ -217,7 +187,55 @@ export class EmulatedCrawl {
   }
 
   private run(isRefresh: boolean): Promise<void> {
-    return new CrawlRun(this, isRefresh).execute();
+    return this.host.run(this, isRefresh);
+  }
+
+  /** @internal A run began: running; the first run's start time. */
+  began(isRefresh: boolean): void {
+    this.#status = 'RUNNING';
+    if (!isRefresh) this.#startedAt = this.host.now();
+  }
+
+  /** @internal The seeds could not be read. */
+  seedFailed(message: string): void {
+    this.#seedError = message;
+  }
+
+  /** @internal One credit spent on a request. */
+  charge(): void {
+    this.#credits++;
+  }
+
+  /** @internal A URL is being fetched, or no longer; `queued` are waiting. */
+  fetching(url: string, queued: number): void {
+    this.inFlight.add(url);
+    this.#pending = queued + this.inFlight.size;
+  }
+
+  fetched(url: string): void {
+    this.inFlight.delete(url);
+  }
+
+  /** @internal How many URLs wait, besides those being fetched. */
+  waiting(queued: number): void {
+    this.#pending = queued + this.inFlight.size;
+  }
+
+  /** @internal The run was cancelled. */
+  cancelledNow(): void {
+    this.#pending = 0;
+    this.#status = 'CANCELLED';
+    this.#isSuccess = false;
+    this.#stopReason = 'user_cancelled';
+    this.#endedAt = this.host.now();
+  }
+
+  /** @internal A refresh run ended with `changed` pages; the index is a generation newer when any changed. */
+  refreshed(changed: readonly string[]): void {
+    this.#pending = 0;
+    this.#lastChanged = changed;
+    this.#status = 'DONE';
+    if (this.config.search && changed.length > 0) this.#searchGeneration++;
   }
 
   /** @internal The run tells a URL failed. */
@@ -227,15 +245,16 @@ export class EmulatedCrawl {
 
   /** @internal The first run ended: the status, the search block and the event. */
   finish(success: boolean, reason: string): void {
-    this.status = 'DONE';
-    this.isSuccess = success;
-    this.stopReason = reason;
-    this.endedAt = this.host.now();
+    this.#pending = 0;
+    this.#status = 'DONE';
+    this.#isSuccess = success;
+    this.#stopReason = reason;
+    this.#endedAt = this.host.now();
     if (this.config.search) {
       this.searchState = success ? 'READY' : 'FAILED';
       if (success) {
         this.searchBuiltAt = this.host.now();
-        this.searchGeneration = 1;
+        this.#searchGeneration = 1;
       }
       this.host.emit(this, success ? 'crawler_search_ready' : 'crawler_search_failed', {
         search: this.searchBlock(),

@@ -7,7 +7,7 @@ import type { ContentFormat } from 'cloud-browser/crawler';
 import { Parser } from 'htmlparser2';
 import { parseHTML } from 'linkedom';
 import { convertPage, DERIVED_FORMATS, resolve } from './convert.js';
-import type { PageRecord } from './crawl.js';
+import type { PageRecord } from './types.js';
 
 export { convertPage } from './convert.js';
 

@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CONTENT_FORMATS, type ContentFormat } from 'cloud-browser/crawler';
 import { isRefusal, type Refusal, readBody, refusal } from '../http.js';
-import type { EmulatedCrawl, PageRecord } from './crawl.js';
+import type { EmulatedCrawl } from './crawl.js';
 import { contentOf } from './formats.js';
+import type { PageRecord } from './types.js';
 
 const URL_STATUSES = ['visited', 'pending', 'failed', 'skipped'] as const;
 /** Content type of each format, in plain mode and in batch parts (docs/decisions.md D10). */

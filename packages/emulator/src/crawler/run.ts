@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { CONTENT_FORMATS, type ContentFormat } from 'cloud-browser/crawler';
-import type { EmulatedCrawl, PageRecord, Parsed } from './crawl.js';
+import type { EmulatedCrawl } from './crawl.js';
 import { bodyType, decodeText } from './decode.js';
 import { type FetchedPage, FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from './fetch-page.js';
 import { contentOf, convertFormats, extract, parsePage, sitemapLocs } from './formats.js';
@@ -21,6 +21,7 @@ import {
   type RobotsRules,
 } from './robots.js';
 import { LOOPBACK, pathMatcher } from './scope.js';
+import type { PageRecord, Parsed } from './types.js';
 import { normaliseUrl } from './urls.js';
 
 /** A URL waiting in the frontier. */
@@ -89,11 +90,8 @@ export class CrawlRun {
 
   async execute(): Promise<void> {
     const crawl = this.crawl;
-    crawl.status = 'RUNNING';
-    if (!this.isRefresh) {
-      crawl.startedAt = crawl.host.now();
-      crawl.host.emit(crawl, 'crawler_started', {});
-    }
+    crawl.began(this.isRefresh);
+    if (!this.isRefresh) crawl.host.emit(crawl, 'crawler_started', {});
     try {
       const seeds = await this.readSeeds();
       if (!seeds) return;
@@ -145,7 +143,7 @@ export class CrawlRun {
       }
       return [];
     } catch (error) {
-      this.crawl.seedError = error instanceof Error ? error.message : String(error);
+      this.crawl.seedFailed(error instanceof Error ? error.message : String(error));
       this.crawl.finish(false, 'seed_url_failed');
       return undefined;
     }
@@ -311,8 +309,8 @@ export class CrawlRun {
         return;
       }
       const next = this.queue.shift();
-      if (next) crawl.inFlight.add(next.url);
-      crawl.pending = this.queue.length + crawl.inFlight.size;
+      if (next) crawl.fetching(next.url, this.queue.length);
+      else crawl.waiting(this.queue.length);
       if (!next) {
         if (this.active === 0) {
           this.wake(true);
@@ -355,7 +353,7 @@ export class CrawlRun {
         this.skip(next.url, next.depth, 'robots_txt');
         return false;
       }
-      crawl.credits++;
+      crawl.charge();
       const res = await this.get(next.url, { follow: (to) => this.follow(to, next.depth) });
       const final = normaliseUrl(res.url)?.href ?? res.url;
       this.seen.add(final);
@@ -382,7 +380,7 @@ export class CrawlRun {
       if (crawl.cancelled) return true;
       this.failure(next, error);
     } finally {
-      crawl.inFlight.delete(next.url);
+      crawl.fetched(next.url);
     }
     return false;
   }
@@ -480,13 +478,9 @@ export class CrawlRun {
   /** The run ended: cancelled, a refresh done, or the first run finished. */
   private settle(): void {
     const crawl = this.crawl;
-    crawl.pending = 0;
     this.queue.length = 0;
     if (crawl.cancelled) {
-      crawl.status = 'CANCELLED';
-      crawl.isSuccess = false;
-      crawl.stopReason = 'user_cancelled';
-      crawl.endedAt = crawl.host.now();
+      crawl.cancelledNow();
       crawl.host.emit(crawl, 'crawler_cancelled', {});
       return;
     }
@@ -503,9 +497,7 @@ export class CrawlRun {
   private settleRefresh(): void {
     const crawl = this.crawl;
     const changed = this.changed;
-    crawl.lastChanged = changed;
-    crawl.status = 'DONE';
-    if (this.c.search && changed.length > 0) crawl.searchGeneration++;
+    crawl.refreshed(changed);
     const now = crawl.host.now();
     crawl.host.emit(crawl, 'crawler_updated', {
       refresh: {
