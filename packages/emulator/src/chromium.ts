@@ -66,6 +66,9 @@ export const BASE_FLAGS = [
   '--disable-sync',
   '--disable-dev-shm-usage',
   '--disable-features=Translate,OptimizationHints,MediaRouter',
+  // Every site in a process of its own, as desktop Chrome does (a headless shell may not):
+  // frames of other sites are out of process whatever the browser found.
+  '--site-per-process',
   // navigator.webdriver false, as in a browser a person runs (the service's never says true).
   '--disable-blink-features=AutomationControlled',
 ];
