@@ -209,7 +209,16 @@ function baseOf(doc: Document, url: string): string {
  * // '# Intro\n\nSee [a](http://x/a).'
  */
 export function convertPage(html: string, url: string, formats: readonly DerivedFormat[] = DERIVED_FORMATS): Converted {
-  const doc = parseDocument(html, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
+  return convertDocument(parseHtml(html), url, formats);
+}
+
+/** A page's tree, as the conversion reads it. */
+export function parseHtml(html: string): Document {
+  return parseDocument(html, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
+}
+
+/** Convert a parsed page (the tree is changed: read anything else of it first). */
+export function convertDocument(doc: Document, url: string, formats: readonly DerivedFormat[]): Converted {
   const base = baseOf(doc, url);
   const pageTitle = squash(textOf(DomUtils.findOne((e) => e.name === 'title', doc.children) ?? doc));
   const body = DomUtils.findOne((e) => e.name === 'body', doc.children) ?? (doc as unknown as Element);

@@ -4,9 +4,10 @@
  * extraction rules (linkedom: a light DOM, built only for a crawl with rules).
  */
 import type { ContentFormat } from 'cloud-browser/crawler';
-import { Parser } from 'htmlparser2';
+import { type ChildNode, isTag, type Document as Tree } from 'domhandler';
+import { DomUtils, Parser } from 'htmlparser2';
 import { parseHTML } from 'linkedom';
-import { convertPage, DERIVED_FORMATS, resolve } from './convert.js';
+import { convertDocument, convertPage, DERIVED_FORMATS, resolve } from './convert.js';
 import type { PageRecord } from './types.js';
 
 export { convertPage } from './convert.js';
@@ -27,6 +28,40 @@ export interface ParsedPage {
 function documentOf(html: string): Document {
   const whole = /<(html|body)[\s>]/i.test(html);
   return parseHTML(whole ? html : `<!doctype html><html><head></head><body>${html}</body></html>`).document;
+}
+
+/** Links resolved already, by what they resolve against (an origin, a folder, or nothing) and the link. */
+const resolved = new Map<string, string | undefined>();
+const RESOLVED_MAX = 100_000;
+
+/**
+ * How a page's links resolve against `base`, remembered across pages: documentation repeats the
+ * same sidebar on every page, a thousand links or more, and parsing a URL is the costliest step
+ * of reading a link. A link that depends on the page itself (`#…`, `?…`, empty) is not kept.
+ */
+function linkResolver(base: string): (href: string) => string | undefined {
+  let origin: string | undefined;
+  let folder: string | undefined;
+  try {
+    const u = new URL(base);
+    origin = u.origin;
+    folder = `${u.origin}${u.pathname.slice(0, u.pathname.lastIndexOf('/') + 1)}`;
+  } catch {}
+  return (raw) => {
+    const href = raw.trim();
+    let scope: string | undefined;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(href)) scope = '';
+    else if (href.startsWith('//')) scope = undefined;
+    else if (href.startsWith('/')) scope = origin;
+    else if (href !== '' && !href.startsWith('#') && !href.startsWith('?')) scope = folder;
+    if (scope === undefined) return resolve(href, base);
+    const key = `${scope}\u0000${href}`;
+    if (resolved.has(key)) return resolved.get(key);
+    const out = resolve(href, base);
+    if (resolved.size >= RESOLVED_MAX) resolved.clear();
+    resolved.set(key, out);
+    return out;
+  };
 }
 
 /**
@@ -67,9 +102,39 @@ export function parsePage(html: string, url: string): ParsedPage {
   );
   parser.end(html);
   const against = base ?? url;
+  const resolveHere = linkResolver(against);
   const links: ParsedPage['links'] = [];
   for (const link of raw) {
-    const href = resolve(link.href, against);
+    const href = resolveHere(link.href);
+    if (href) links.push({ href, nofollow: link.nofollow });
+  }
+  return { title: (title ?? '').replace(/\s+/g, ' ').trim(), links, robots };
+}
+
+/** What `parsePage` reads, from a page already parsed into a tree (for its conversion). */
+export function parseTree(doc: Tree, url: string): ParsedPage {
+  const raw: { href: string; nofollow: boolean }[] = [];
+  const robots: string[] = [];
+  let base: string | undefined;
+  let title: string | undefined;
+  const walk = (nodes: ChildNode[]) => {
+    for (const node of nodes) {
+      if (!isTag(node)) continue;
+      const attrs = node.attribs;
+      if ((node.name === 'a' || node.name === 'area') && attrs.href !== undefined)
+        raw.push({ href: attrs.href, nofollow: (attrs.rel ?? '').toLowerCase().split(/\s+/).includes('nofollow') });
+      else if (node.name === 'base' && attrs.href !== undefined && base === undefined) base = resolve(attrs.href, url);
+      else if (node.name === 'meta' && attrs.name?.trim().toLowerCase() === 'robots' && attrs.content !== undefined)
+        robots.push(attrs.content);
+      else if (node.name === 'title' && title === undefined) title = DomUtils.textContent(node);
+      walk(node.children);
+    }
+  };
+  walk(doc.children);
+  const resolveHere = linkResolver(base ?? url);
+  const links: ParsedPage['links'] = [];
+  for (const link of raw) {
+    const href = resolveHere(link.href);
     if (href) links.push({ href, nofollow: link.nofollow });
   }
   return { title: (title ?? '').replace(/\s+/g, ' ').trim(), links, robots };
@@ -106,11 +171,15 @@ export function sitemapLocs(xml: string): { index: boolean; locs: string[] } {
  * Convert a visited page's derived formats among `formats` that it does not have yet, in one
  * parse, and keep them on the record.
  */
-export function convertFormats(page: PageRecord, formats: readonly ContentFormat[]): void {
+export function convertFormats(page: PageRecord, formats: readonly ContentFormat[], tree?: Tree): void {
   if (page.html === undefined) return;
   const missing = DERIVED_FORMATS.filter((f) => formats.includes(f) && page.formats?.[f] === undefined);
   if (missing.length === 0) return;
-  const { title: _title, headings, ...converted } = convertPage(page.html, page.url, missing);
+  const {
+    title: _title,
+    headings,
+    ...converted
+  } = tree ? convertDocument(tree, page.url, missing) : convertPage(page.html, page.url, missing);
   page.formats = { ...page.formats, ...converted };
   page.headings = headings;
 }

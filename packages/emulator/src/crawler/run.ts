@@ -7,10 +7,11 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { CONTENT_FORMATS, type ContentFormat } from 'cloud-browser/crawler';
+import { parseHtml } from './convert.js';
 import type { EmulatedCrawl } from './crawl.js';
 import { bodyType, decodeText } from './decode.js';
 import { type FetchedPage, FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from './fetch-page.js';
-import { contentOf, convertFormats, extract, parsePage, sitemapLocs } from './formats.js';
+import { contentOf, convertFormats, extract, parsePage, parseTree, sitemapLocs } from './formats.js';
 import {
   ALLOW_ALL,
   DISALLOW_ALL,
@@ -53,6 +54,8 @@ export class CrawlRun {
   private readonly fetcher: PageFetcher;
   private readonly changed: string[] = [];
   private readonly seen = new Set<string>();
+  /** Absolute links as written, once each. */
+  private readonly rawSeen = new Set<string>();
   private readonly queue: Queued[];
   private readonly robots = new Map<string, Promise<RobotsRules>>();
   /** Idle workers wait here until a URL is queued or the crawl runs dry. */
@@ -84,6 +87,12 @@ export class CrawlRun {
   }
 
   /** The page limit: the crawl's, or the emulator's own when it set none (0 is none, as in the SDKs). */
+  /** The derived formats the crawl keeps, converted as each page is kept (with `text` for a search). */
+  private get convertsNow(): ContentFormat[] {
+    const kept = this.c.content_formats?.length ? this.c.content_formats : CONTENT_FORMATS;
+    return kept.filter((f) => f !== 'html').concat(this.c.search && !kept.includes('text') ? ['text'] : []);
+  }
+
   private get pageLimit(): number {
     return this.c.page_limit || this.crawl.host.limits.pageLimit;
   }
@@ -267,6 +276,11 @@ export class CrawlRun {
   }
 
   private enqueue(raw: string, depth: number, from?: string): void {
+    // The same link met again (a sidebar on every page) is decided already: first met, first kept.
+    if (/^https?:\/\//i.test(raw)) {
+      if (this.rawSeen.has(raw)) return;
+      this.rawSeen.add(raw);
+    }
     const url = normaliseUrl(raw, from);
     if (!url) return;
     const href = url.href;
@@ -431,12 +445,17 @@ export class CrawlRun {
     record.size = res.body.length;
     record.hash = createHash('sha256').update(res.body).digest('hex');
     let page: ReturnType<typeof parsePage> | undefined;
+    let tree: ReturnType<typeof parseHtml> | undefined;
     if (type.kind === 'html' || type.kind === 'text') {
       const { text, encoding } = decodeText(res.body, type);
       record.encoding = encoding;
       if (type.kind === 'html') {
         record.html = text;
-        page = parsePage(text, record.url);
+        // A page the crawl converts now is parsed once, for its links and its formats.
+        if (this.convertsNow.length > 0) {
+          tree = parseHtml(text);
+          page = parseTree(tree, record.url);
+        } else page = parsePage(text, record.url);
       } else record.text = text;
     }
     record.title = page?.title ?? '';
