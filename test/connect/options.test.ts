@@ -31,7 +31,8 @@ describe.each(drivers)('options honoured by the emulator, through $name', (drive
   };
 
   it('ends the session after `timeout` seconds with a close frame', async () => {
-    const session = await connect({ timeout: 1 });
+    // Long enough for the library to attach on a busy machine: the clock runs from the session's start.
+    const session = await connect({ timeout: 3 });
     const closed = await session.closed;
     expect(closed.closeCode).toBe(1000);
     expect(closed.reason).toContain('ERR::BROWSER::SESSION_TIMEOUT');

@@ -237,6 +237,13 @@ export class EmulatedSession {
         }),
       );
       void (async () => {
+        // Its out-of-process frames and workers are attached as they appear and held until the
+        // identity is on them too: set before it runs, or a worker it starts at once is missed.
+        if (info.type === 'page' || info.type === 'iframe') {
+          await control
+            .send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }, sessionId)
+            .catch(() => {});
+        }
         await identity.apply(sessionId, info.type, info.browserContextId);
         if (info.type === 'page') {
           if (patterns.length > 0) await control.send('Fetch.enable', { patterns }, sessionId);

@@ -29,6 +29,8 @@ export class Downloads {
   /** Files over the limit, cancelled, by suggested name: why. */
   readonly refused = new Map<string, string>();
   private settling: Promise<void> = Promise.resolve();
+  /** Files on disk still under their download id: not listed until renamed (or gone). */
+  private readonly unnamed = new Set<string>();
 
   constructor(
     private readonly control: CdpClient,
@@ -36,6 +38,7 @@ export class Downloads {
   ) {
     control.on('Browser.downloadWillBegin', (p) => {
       this.started.set(p.guid as string, safeName(p.suggestedFilename as string));
+      this.unnamed.add(p.guid as string);
     });
     control.on('Browser.downloadProgress', (p) => this.progress(p));
   }
@@ -74,6 +77,7 @@ export class Downloads {
       this.settling = this.settling.then(() => this.settle(guid, name)).catch(() => {});
     } else if (p.state === 'canceled') {
       this.started.delete(guid);
+      this.unnamed.delete(guid);
     }
   }
 
@@ -84,7 +88,7 @@ export class Downloads {
     const stem = suggested.slice(0, suggested.length - ext.length);
     let name = suggested;
     for (let n = 1; taken.has(name); n++) name = `${stem} (${n})${ext}`;
-    await rename(join(this.dir, guid), join(this.dir, name));
+    await rename(join(this.dir, guid), join(this.dir, name)).finally(() => this.unnamed.delete(guid));
   }
 
   /** Finished files and their sizes. */
@@ -92,7 +96,7 @@ export class Downloads {
     await this.settling;
     const out: Record<string, number> = {};
     for (const name of await readdir(this.dir)) {
-      if (this.started.has(name) || name.endsWith('.crdownload')) continue;
+      if (this.started.has(name) || this.unnamed.has(name) || name.endsWith('.crdownload')) continue;
       const s = await stat(join(this.dir, name)).catch(() => undefined);
       if (s?.isFile() && s.size <= this.limit) out[name] = s.size;
     }
