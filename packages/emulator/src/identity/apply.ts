@@ -19,14 +19,41 @@ function workerPlatform(platform: string): string {
 
 /** Puts one identity on targets, and grants geolocation in each browser context once. */
 export class IdentityApplier {
-  private readonly granted = new Set<string>();
+  /** The browser context of each page session, for grants by origin. */
+  private readonly contexts = new Map<string, string | undefined>();
 
   constructor(
     private readonly control: CdpClient,
     readonly identity: Identity,
     /** Whether the session's own `resolution` sizes its pages (then no phone screen). */
     private readonly sized: boolean,
-  ) {}
+  ) {
+    // Some builds (a headless shell) honour a grant only for an origin: each origin a page
+    // shows is granted as it commits.
+    if (identity.geolocation) {
+      control.on('Page.frameNavigated', (params, sessionId) => {
+        if (sessionId === undefined || !this.contexts.has(sessionId)) return;
+        const url = (params.frame as { url?: string } | undefined)?.url ?? '';
+        void this.grantOrigin(url, this.contexts.get(sessionId));
+      });
+    }
+  }
+
+  private async grantOrigin(url: string, browserContextId: string | undefined): Promise<void> {
+    let origin: string;
+    try {
+      origin = new URL(url).origin;
+    } catch {
+      return;
+    }
+    if (origin === 'null') return;
+    // The default context as the browser names it, and by its id (a headless shell tells them apart).
+    const grant = (context: object) =>
+      this.control
+        .send('Browser.grantPermissions', { origin, permissions: ['geolocation'], ...context })
+        .catch(() => {});
+    await Promise.all([grant({}), browserContextId ? grant({ browserContextId }) : undefined]);
+  }
 
   /** Apply to one target; errors of a target that went away are ignored. */
   async apply(sessionId: string, type: string, browserContextId: string | undefined): Promise<void> {
@@ -50,6 +77,7 @@ export class IdentityApplier {
     if (id.timezoneId) steps.push(send('Emulation.setTimezoneOverride', { timezoneId: id.timezoneId }));
     if (type === 'page') {
       if (id.geolocation) {
+        this.contexts.set(sessionId, browserContextId);
         steps.push(send('Emulation.setGeolocationOverride', id.geolocation), this.grant(browserContextId));
       }
       if (id.screen && !this.sized) {
@@ -84,16 +112,15 @@ export class IdentityApplier {
     });
   }
 
-  /** Geolocation allowed in a browser context, once (the default context has no id). */
+  /**
+   * Geolocation allowed in the page's browser context (the default context has no id), at each
+   * page: a client may reset the context's permissions when it connects.
+   */
   private async grant(browserContextId: string | undefined): Promise<void> {
-    const key = browserContextId ?? '';
-    if (this.granted.has(key)) return;
-    this.granted.add(key);
+    const context = browserContextId ? { browserContextId } : {};
     await this.control
-      .send('Browser.grantPermissions', {
-        permissions: ['geolocation'],
-        ...(browserContextId ? { browserContextId } : {}),
-      })
+      .send('Browser.setPermission', { permission: { name: 'geolocation' }, setting: 'granted', ...context })
+      .catch(() => this.control.send('Browser.grantPermissions', { permissions: ['geolocation'], ...context }))
       .catch(() => {});
   }
 }
