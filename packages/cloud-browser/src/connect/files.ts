@@ -110,10 +110,10 @@ export class FileTransfer {
   }
 
   private fromLibrary(data: Buffer | string): boolean {
-    const size = typeof data === 'string' ? data.length : data.length;
-    if (size > 1_000_000) return false;
+    // Every command the library sends passes here: only those two are decoded and parsed.
+    if (data.length > 1_000_000) return false;
+    if (!data.includes('etDownloadBehavior"') && !data.includes('"DOM.setFileInputFiles"')) return false;
     const text = typeof data === 'string' ? data : data.toString('utf8');
-    if (!text.includes('etDownloadBehavior"') && !text.includes('"DOM.setFileInputFiles"')) return false;
     let message: Message;
     try {
       message = JSON.parse(text) as Message;

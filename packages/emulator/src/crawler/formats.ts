@@ -4,8 +4,8 @@
  * extraction rules (linkedom: a light DOM, built only for a crawl with rules).
  */
 import type { ContentFormat } from 'cloud-browser/crawler';
-import { type ChildNode, isTag, type Document as Tree } from 'domhandler';
-import { DomUtils, Parser } from 'htmlparser2';
+import { type ChildNode, isTag, isText, type Document as Tree } from 'domhandler';
+import { Parser } from 'htmlparser2';
 import { parseHTML } from 'linkedom';
 import { convertDocument, convertPage, DERIVED_FORMATS, resolve } from './convert.js';
 import type { PageRecord } from './types.js';
@@ -73,71 +73,75 @@ function linkResolver(base: string): (href: string) => string | undefined {
  * // [{ href: 'http://127.0.0.1/docs/intro', nofollow: false }]
  */
 export function parsePage(html: string, url: string): ParsedPage {
-  const raw: { href: string; nofollow: boolean }[] = [];
-  const robots: string[] = [];
-  let base: string | undefined;
-  let title: string | undefined;
-  let inTitle = false;
+  const reader = new PageReader(url);
   const parser = new Parser(
     {
-      onopentag(name, attrs) {
-        if ((name === 'a' || name === 'area') && attrs.href !== undefined)
-          raw.push({ href: attrs.href, nofollow: (attrs.rel ?? '').toLowerCase().split(/\s+/).includes('nofollow') });
-        else if (name === 'base' && attrs.href !== undefined && base === undefined) base = resolve(attrs.href, url);
-        else if (name === 'meta' && attrs.name?.trim().toLowerCase() === 'robots' && attrs.content !== undefined)
-          robots.push(attrs.content);
-        else if (name === 'title' && title === undefined) {
-          inTitle = true;
-          title = '';
-        }
-      },
-      ontext(text) {
-        if (inTitle) title += text;
-      },
-      onclosetag(name) {
-        if (name === 'title') inTitle = false;
-      },
+      onopentag: (name, attrs) => reader.open(name, attrs),
+      ontext: (text) => reader.text(text),
+      onclosetag: (name) => reader.close(name),
     },
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
   );
   parser.end(html);
-  const against = base ?? url;
-  const resolveHere = linkResolver(against);
-  const links: ParsedPage['links'] = [];
-  for (const link of raw) {
-    const href = resolveHere(link.href);
-    if (href) links.push({ href, nofollow: link.nofollow });
-  }
-  return { title: (title ?? '').replace(/\s+/g, ' ').trim(), links, robots };
+  return reader.result();
 }
 
 /** What `parsePage` reads, from a page already parsed into a tree (for its conversion). */
 export function parseTree(doc: Tree, url: string): ParsedPage {
-  const raw: { href: string; nofollow: boolean }[] = [];
-  const robots: string[] = [];
-  let base: string | undefined;
-  let title: string | undefined;
+  const reader = new PageReader(url);
   const walk = (nodes: ChildNode[]) => {
     for (const node of nodes) {
+      if (isText(node)) reader.text(node.data);
       if (!isTag(node)) continue;
-      const attrs = node.attribs;
-      if ((node.name === 'a' || node.name === 'area') && attrs.href !== undefined)
-        raw.push({ href: attrs.href, nofollow: (attrs.rel ?? '').toLowerCase().split(/\s+/).includes('nofollow') });
-      else if (node.name === 'base' && attrs.href !== undefined && base === undefined) base = resolve(attrs.href, url);
-      else if (node.name === 'meta' && attrs.name?.trim().toLowerCase() === 'robots' && attrs.content !== undefined)
-        robots.push(attrs.content);
-      else if (node.name === 'title' && title === undefined) title = DomUtils.textContent(node);
+      reader.open(node.name, node.attribs);
       walk(node.children);
+      reader.close(node.name);
     }
   };
   walk(doc.children);
-  const resolveHere = linkResolver(base ?? url);
-  const links: ParsedPage['links'] = [];
-  for (const link of raw) {
-    const href = resolveHere(link.href);
-    if (href) links.push({ href, nofollow: link.nofollow });
+  return reader.result();
+}
+
+/** The links, base, robots directives and title of a page, tag by tag, whoever walks it. */
+class PageReader {
+  private readonly raw: { href: string; nofollow: boolean }[] = [];
+  private readonly robots: string[] = [];
+  private base: string | undefined;
+  private title: string | undefined;
+  private inTitle = false;
+
+  constructor(private readonly url: string) {}
+
+  open(name: string, attrs: Record<string, string>): void {
+    if ((name === 'a' || name === 'area') && attrs.href !== undefined)
+      this.raw.push({ href: attrs.href, nofollow: (attrs.rel ?? '').toLowerCase().split(/\s+/).includes('nofollow') });
+    else if (name === 'base' && attrs.href !== undefined && this.base === undefined)
+      this.base = resolve(attrs.href, this.url);
+    else if (name === 'meta' && attrs.name?.trim().toLowerCase() === 'robots' && attrs.content !== undefined)
+      this.robots.push(attrs.content);
+    else if (name === 'title' && this.title === undefined) {
+      this.inTitle = true;
+      this.title = '';
+    }
   }
-  return { title: (title ?? '').replace(/\s+/g, ' ').trim(), links, robots };
+
+  text(text: string): void {
+    if (this.inTitle) this.title += text;
+  }
+
+  close(name: string): void {
+    if (name === 'title') this.inTitle = false;
+  }
+
+  result(): ParsedPage {
+    const resolveHere = linkResolver(this.base ?? this.url);
+    const links: ParsedPage['links'] = [];
+    for (const link of this.raw) {
+      const href = resolveHere(link.href);
+      if (href) links.push({ href, nofollow: link.nofollow });
+    }
+    return { title: (this.title ?? '').replace(/\s+/g, ' ').trim(), links, robots: this.robots };
+  }
 }
 
 /** The `<loc>`s of a sitemap, and whether it is a sitemap index (its locs are sitemaps), read as XML. */

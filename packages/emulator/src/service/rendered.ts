@@ -5,6 +5,7 @@
  */
 
 import type { CdpClient } from '../cdp.js';
+import { escapeHtml } from '../crawler/convert.js';
 import { convertPage } from '../crawler/formats.js';
 import type { Targets } from './targets.js';
 
@@ -38,7 +39,6 @@ const VOID = new Set([
 ]);
 const RAW_TEXT = new Set(['script', 'style']);
 
-const escapeText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
 /** The rendered content of one page. */
@@ -94,7 +94,7 @@ export class RenderedContent {
   private async serialize(node: DomNode, frames: boolean): Promise<string> {
     switch (node.nodeType) {
       case 3:
-        return escapeText(node.nodeValue ?? '');
+        return escapeHtml(node.nodeValue ?? '');
       case 8:
         return `<!--${node.nodeValue ?? ''}-->`;
       case 10:

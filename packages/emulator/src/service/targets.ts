@@ -17,7 +17,6 @@ interface Attached {
 export class Targets {
   private readonly bySession = new Map<string, Attached>();
   private readonly byTarget = new Map<string, Attached>();
-  private readonly listeners = new Set<(page: string) => void>();
 
   constructor(control: CdpClient) {
     control.on('Target.attachedToTarget', (params, parent) => {
@@ -37,7 +36,6 @@ export class Targets {
           .catch(() => {});
         void control.send('Page.enable', {}, attached.session).catch(() => {});
       }
-      if (info.type === 'page') for (const l of this.listeners) l(attached.session);
     });
     control.on('Target.detachedFromTarget', (params) => {
       const gone = this.bySession.get(params.sessionId as string);
@@ -45,17 +43,6 @@ export class Targets {
       this.bySession.delete(gone.session);
       if (this.byTarget.get(gone.targetId) === gone) this.byTarget.delete(gone.targetId);
     });
-  }
-
-  /** Called with each page's session as it is attached. */
-  onPage(listener: (page: string) => void): void {
-    this.listeners.add(listener);
-  }
-
-  /** The emulator's session on a page target. */
-  pageSession(targetId: string): string | undefined {
-    const attached = this.byTarget.get(targetId);
-    return attached?.type === 'page' ? attached.session : undefined;
   }
 
   /** The page target a session of the emulator belongs to (itself for a page). */
