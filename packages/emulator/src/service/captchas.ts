@@ -51,8 +51,16 @@ const DETECT = `(() => {
   for (const el of document.querySelectorAll('iframe[src*="captcha-delivery.com"]')) add(el, 'datadome', undefined, el.src);
   for (const el of document.querySelectorAll('#px-captcha')) add(el, 'perimeterx_hold');
   for (const el of document.querySelectorAll('.geetest_captcha, .geetest_holder')) add(el, 'geetest');
-  return found;
+  return { url: location.href, found };
 })()`;
+
+/** A captcha the detection script found in a frame. */
+interface Hit {
+  index: number;
+  type: CaptchaType;
+  siteKey?: string;
+  captchaUrl?: string;
+}
 
 interface Detection {
   record: CaptchaRecord;
@@ -129,18 +137,16 @@ export class Captchas {
       const contextId = await antibot.frames.world(frame).catch(() => undefined);
       if (contextId === undefined) continue;
       const { result } = await this.control.send<{
-        result: { value?: { index: number; type: CaptchaType; siteKey?: string; captchaUrl?: string }[] };
+        result: { value?: { url: string; found: Hit[] } };
       }>('Runtime.evaluate', { expression: DETECT, contextId, returnByValue: true }, frame.session);
-      for (const hit of result.value ?? []) found.push(this.detected(page, frame, hit));
+      // The frame may have navigated since it was listed: the document's own address is the one seen.
+      const seenIn = result.value ? { ...frame, url: result.value.url } : frame;
+      for (const hit of result.value?.found ?? []) found.push(this.detected(page, seenIn, hit));
     }
     return found;
   }
 
-  private detected(
-    page: string,
-    frame: Frame,
-    hit: { index: number; type: CaptchaType; siteKey?: string; captchaUrl?: string },
-  ): Detection {
+  private detected(page: string, frame: Frame, hit: Hit): Detection {
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => {
       settle = resolve;
