@@ -245,6 +245,7 @@ export class EmulatedSession {
             .catch(() => {});
         }
         await identity.apply(sessionId, info.type, info.browserContextId);
+        if (info.type === 'page' || info.type === 'iframe') await service.webmcp.prepare(sessionId);
         if (info.type === 'page') {
           if (patterns.length > 0) await control.send('Fetch.enable', { patterns }, sessionId);
           // The window size alone leaves newer Chromium (156) a smaller viewport: pin the page's.

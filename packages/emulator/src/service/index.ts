@@ -24,6 +24,7 @@ import { Captchas } from './captchas.js';
 import { Downloads } from './downloads.js';
 import { RenderedContent } from './rendered.js';
 import { Targets } from './targets.js';
+import { WebMcp } from './webmcp.js';
 
 /** Chromium's code for parameters a command cannot take, and for a command that failed. */
 const INVALID_PARAMS = -32602;
@@ -36,10 +37,13 @@ export class ServiceDomains {
   readonly targets: Targets;
   readonly downloads: Downloads;
   readonly captchas: Captchas;
+  readonly webmcp: WebMcp;
   private readonly rendered: RenderedContent;
   private readonly antibots = new Map<string, Antibot>();
   private readonly channels = new Set<CdpChannel>();
   private readonly identified = new WeakMap<CdpChannel, Set<string>>();
+  /** The client sessions that enabled WebMCP: its events go to them only. */
+  private readonly webmcpOn = new WeakMap<CdpChannel, Set<string>>();
   /** The session's identity, once known (docs/decisions.md D29). */
   identity: Identity | undefined;
 
@@ -51,6 +55,7 @@ export class ServiceDomains {
     this.downloads = new Downloads(control);
     this.rendered = new RenderedContent(control, this.targets);
     this.captchas = new Captchas(control, this.targets, (page) => this.antibot(page), this.emit, solveCaptcha);
+    this.webmcp = new WebMcp(control, this.targets, this.emitWebMcp);
   }
 
   /** Before the first page: downloads into the session's folder. */
@@ -88,6 +93,34 @@ export class ServiceDomains {
     if (!targetId) return;
     for (const channel of this.channels) for (const s of channel.sessionsOf(targetId)) channel.emit(s, event, params);
   };
+
+  /** Tell the client sessions on `page` that enabled WebMCP an event of the domain. */
+  private readonly emitWebMcp = <E extends ServiceEvent>(
+    page: string,
+    event: E,
+    params: ServiceEventParams<E>,
+  ): void => {
+    const targetId = this.targets.targetOf(page);
+    if (!targetId) return;
+    for (const channel of this.channels) {
+      const on = this.webmcpOn.get(channel);
+      for (const s of channel.sessionsOf(targetId)) if (on?.has(s)) channel.emit(s, event, params);
+    }
+  };
+
+  /** `WebMCP.enable` and `disable` on a client session; enabling tells it every tool already registered. */
+  private switchWebMcp(channel: CdpChannel, request: ClientRequest, page: string): Result {
+    const on = this.webmcpOn.get(channel) ?? new Set<string>();
+    this.webmcpOn.set(channel, on);
+    if (request.method === 'WebMCP.disable') {
+      on.delete(request.sessionId as string);
+      return {};
+    }
+    on.add(request.sessionId as string);
+    const tools = this.webmcp.toolsOf(page);
+    if (tools.length) setImmediate(() => channel.emit(request.sessionId, 'WebMCP.toolsAdded', { tools }));
+    return {};
+  }
 
   /**
    * A client's first command on a page or frame: the session's identity goes on that session
@@ -162,8 +195,8 @@ export class ServiceDomains {
       };
       return false;
     }
-    // WebMCP goes on to Chromium: a browser that has the domain answers it.
-    if (!isServiceCommand(request.method) || request.method.startsWith('WebMCP.')) return false;
+    // WebMCP goes on to a Chromium that has the domain: it answers it.
+    if (!isServiceCommand(request.method) || (request.method.startsWith('WebMCP.') && this.webmcp.native)) return false;
     void this.answer(channel, request, request.method);
     return true;
   }
@@ -193,7 +226,11 @@ export class ServiceDomains {
       return;
     }
     try {
-      channel.answer(request, { result: await this.run(method, request.params as never, request.targetId) });
+      const result =
+        method === 'WebMCP.enable' || method === 'WebMCP.disable'
+          ? this.switchWebMcp(channel, request, this.pageFor(method, request.targetId))
+          : await this.run(method, request.params as never, request.targetId);
+      channel.answer(request, { result });
     } catch (error) {
       const invalid = error instanceof BadParams;
       const message = invalid ? `Invalid parameters: ${(error as Error).message}` : (error as Error).message;
@@ -207,11 +244,11 @@ export class ServiceDomains {
     targetId: string | undefined,
   ): Promise<Result> {
     if (method.startsWith('ScrapiumBrowser.')) return this.downloadsCommand(method, params);
-    const page = targetId === undefined ? undefined : this.targets.pageOfTarget(targetId);
-    if (!page) {
-      throw new Error(
-        `${method} acts on a page: send it on the page's session (Playwright: context.newCDPSession(page); Puppeteer: page.createCDPSession())`,
-      );
+    const page = this.pageFor(method, targetId);
+    if (method === 'WebMCP.invokeTool') return this.webmcp.invoke(page, params as ServiceParams<'WebMCP.invokeTool'>);
+    if (method === 'WebMCP.cancelInvocation') {
+      await this.webmcp.cancel(page, (params as ServiceParams<'WebMCP.cancelInvocation'>).invocationId);
+      return {};
     }
     if (method === 'Page.getRenderedContent')
       return this.rendered.read(page, params as ServiceParams<'Page.getRenderedContent'>);
@@ -229,6 +266,17 @@ export class ServiceDomains {
       default:
         return this.antibot(page).run(method, params);
     }
+  }
+
+  /** The page a command sent on `targetId` acts on. */
+  private pageFor(method: string, targetId: string | undefined): string {
+    const page = targetId === undefined ? undefined : this.targets.pageOfTarget(targetId);
+    if (!page) {
+      throw new Error(
+        `${method} acts on a page: send it on the page's session (Playwright: context.newCDPSession(page); Puppeteer: page.createCDPSession())`,
+      );
+    }
+    return page;
   }
 
   private async solve(page: string, params: ServiceParams<'Antibot.solveCaptcha'>): Promise<Result> {
