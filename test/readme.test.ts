@@ -53,6 +53,7 @@ const RUNNABLE = [
   ['crawls, searches and prompts', /const crawler = new CrawlerClient\(\)/],
   ['logs a connection', /logger: console/],
   ['uses the service protocol', /const service = await serviceProtocol\(page\);\nawait page.goto/],
+  ['drives a session over MCP', /const agent = new Client/],
 ] as const;
 
 let project = '';
@@ -70,6 +71,7 @@ beforeAll(async () => {
     'playwright-core',
     'puppeteer-core',
     '@playwright',
+    '@modelcontextprotocol',
     'express',
     'hono',
     'fastify',
@@ -105,6 +107,20 @@ afterAll(async () => {
 describe('the README', () => {
   it('has ts blocks to check', () => {
     expect(BLOCKS.length).toBeGreaterThanOrEqual(14);
+  });
+
+  it("gives MCP configurations that parse and run this package's `mcp` command with its key from the environment", () => {
+    const configs = [...README.matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((m) => JSON.parse(m[1] ?? ''));
+    type Server = { command: string; args: string[]; env: Record<string, string> };
+    const servers = configs.flatMap((c) => Object.values({ ...c.mcpServers, ...c.servers }) as Server[]);
+    expect(servers.length).toBeGreaterThanOrEqual(2);
+    for (const server of servers) {
+      expect(server.command).toBe('npx');
+      const at = server.args.indexOf('mcp');
+      expect(server.args.slice(at - 1, at + 1)).toEqual(['cloud-browser', 'mcp']);
+      expect(server.args).toEqual(expect.arrayContaining(['-p', 'cloud-browser', '-p', 'playwright-core']));
+      expect(Object.keys(server.env)).toEqual(['CLOUD_API_KEY']);
+    }
   });
 
   it('type-checks every ts block as a user file, strict, against the built package', () => {

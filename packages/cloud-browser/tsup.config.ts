@@ -15,6 +15,22 @@ const nodePrefix: Plugin = {
   },
 };
 
+/**
+ * The MCP SDK's default schema validator (Ajv, 250 KB) is never used: the server passes its own
+ * (src/mcp/server.ts). Its module is replaced by one that says so, if it were ever called.
+ */
+const noAjv: Plugin = {
+  name: 'no-ajv',
+  setup(build) {
+    build.onResolve({ filter: /validation\/ajv-provider\.js$/ }, (args) => ({ path: args.path, namespace: 'no-ajv' }));
+    build.onLoad({ filter: /.*/, namespace: 'no-ajv' }, () => ({
+      contents:
+        "export class AjvJsonSchemaValidator { getValidator() { throw new Error('cloud-browser passes its own JSON Schema validator to the MCP SDK'); } }",
+      loader: 'js',
+    }));
+  },
+};
+
 /** Packages the user's install must not be made to carry or that are theirs: never bundled. */
 const EXTERNAL = ['playwright-core', 'puppeteer-core', '@playwright/test', 'ws', /^cloud-browser-emulator/];
 
@@ -57,6 +73,7 @@ const node: Options = {
     webhooks: 'src/webhooks/index.ts',
     crawler: 'src/crawler/index.ts',
     api: 'src/api/index.ts',
+    mcp: 'src/mcp/index.ts',
     cli: 'src/cli/index.ts',
   },
   format: ['esm', 'cjs'],
@@ -69,7 +86,7 @@ const node: Options = {
   target: 'node20',
   // Keep `node:` specifiers as written: they cannot be shadowed by a package of the same name.
   removeNodeProtocol: false,
-  esbuildPlugins: [nodePrefix],
+  esbuildPlugins: [nodePrefix, noAjv],
   splitting: true,
   treeshake: true,
   // The optional peers are the user's own; `ws` stays the one runtime dependency (it picks up

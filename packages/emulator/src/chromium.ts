@@ -71,7 +71,8 @@ export const BASE_FLAGS = [
   '--site-per-process',
   // navigator.webdriver false, as in a browser a person runs (the service's never says true).
   '--disable-blink-features=AutomationControlled',
-  // Chromium's own WebMCP where it has it (156 and later); older ones get the emulator's (D31).
+  // Chromium's own WebMCP where it has it (156 and later); older ones get the emulator's
+  // (docs/decisions.md D31).
   '--enable-features=WebMCPTesting',
 ];
 

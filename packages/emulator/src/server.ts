@@ -13,6 +13,7 @@ import { CRAWL_LIMITS_DEFAULTS, type CrawlLimits } from './crawler/crawl.js';
 import type { DeliveryRecord, EmulatorWebhook } from './crawler/deliveries.js';
 import { Dashboard } from './dashboard/routes.js';
 import { refusal } from './http.js';
+import { McpEndpoints } from './mcp.js';
 import { type Part, Parts } from './parts.js';
 import { DEFAULT_WARM_BROWSERS, WarmPool } from './pool.js';
 import { RecordingStore } from './recording/store.js';
@@ -22,6 +23,7 @@ import type { EmulatedSession, EmulatorSessionInfo } from './session.js';
 import { SessionRegistry } from './sessions.js';
 import { type RefusalFault, Upgrades } from './upgrades.js';
 
+export { EMULATOR_MCP_ENDPOINT_HEADER } from './mcp.js';
 export { EMULATOR_VNC_PORT_HEADER, type RefusalFault } from './upgrades.js';
 
 import { type RfbSecurity, startVncTcpServer } from './vnc/index.js';
@@ -169,11 +171,20 @@ async function startParts(
   const pool = parts.adopt('warm pool', new WarmPool(executable, options.warmBrowsers ?? DEFAULT_WARM_BROWSERS), (p) =>
     p.close(),
   );
-  const sessions = parts.add(
-    new SessionRegistry({ executable, pool, vaults, extensions, recordings, now: options.now }),
+  const sessions: SessionRegistry = parts.add(
+    new SessionRegistry({
+      executable,
+      pool,
+      vaults,
+      extensions,
+      recordings,
+      now: options.now,
+      mcpEndpoint: (s: EmulatedSession): string | undefined => mcp.address(s),
+    }),
   );
   // Known once the server listens; the crawler's answers and the REST side link back to it.
   const urls = { api: '', browser: '' };
+  const mcp = parts.adopt('MCP endpoints', new McpEndpoints(sessions, urls), (m) => m.close());
   const crawler = parts.adopt(
     'crawler',
     new CrawlerApi({
@@ -210,23 +221,38 @@ async function startParts(
     }),
     (v) => v.close(),
   );
-  const router = new Router(apiKeys)
-    .keyed(CrawlerApi.PREFIXES, (r) => crawler.route(r))
-    .keyed(BrowserRestApi.PREFIXES, (r) => rest.route(r))
-    // The key's own sessions only, and only for a key: a local process without it learns nothing.
-    .keyed(['/emulator/sessions'], async ({ req, url, key }) =>
-      req.method === 'GET'
-        ? [200, sessions.of(key).map((s) => s.info())]
-        : refusal(404, 'ERR::NOT_FOUND', `no route for ${req.method} ${url.pathname}`),
-    )
-    .open(serveTestCaptchas)
-    .open((req, res) => dashboard.handle(req, res));
-  const upgrades = new Upgrades({ host: options.host, apiKeys, sessions, dashboard, vncPort: () => vnc.port });
+  const router = routerOf({ apiKeys, crawler, rest, sessions, mcp, dashboard });
+  const upgrades = new Upgrades({ host: options.host, apiKeys, sessions, dashboard, mcp, vncPort: () => vnc.port });
   connections.atEnd(() => upgrades.close());
   const server = parts.add(await listen(options, router, upgrades, connections));
   urls.api = `http://${server.origin}`;
   urls.browser = `ws://${server.origin}/`;
   return emulatorOf({ parts, urls, apiKeys, vnc, sessions, vaults, extensions, crawler, upgrades });
+}
+
+/** Every HTTP path of the emulator, to the part that serves it. */
+function routerOf(p: {
+  apiKeys: ReadonlySet<string>;
+  crawler: CrawlerApi;
+  rest: BrowserRestApi;
+  sessions: SessionRegistry;
+  mcp: McpEndpoints;
+  dashboard: Dashboard;
+}): Router {
+  return (
+    new Router(p.apiKeys)
+      .keyed(CrawlerApi.PREFIXES, (r) => p.crawler.route(r))
+      .keyed(BrowserRestApi.PREFIXES, (r) => p.rest.route(r))
+      // The key's own sessions only, and only for a key: a local process without it learns nothing.
+      .keyed(['/emulator/sessions'], async ({ req, url, key }) =>
+        req.method === 'GET'
+          ? [200, p.sessions.of(key).map((s) => s.info())]
+          : refusal(404, 'ERR::NOT_FOUND', `no route for ${req.method} ${url.pathname}`),
+      )
+      .open((req, res) => p.mcp.handle(req, res, p.apiKeys))
+      .open(serveTestCaptchas)
+      .open((req, res) => p.dashboard.handle(req, res))
+  );
 }
 
 /** The emulator's open sockets: cut last, after every part that says goodbye on them has. */

@@ -54,6 +54,8 @@ export interface EmulatorSessionInfo {
   startedAt: string;
   clients: number;
   pid: number;
+  /** The session's MCP endpoint (no key in it), when it was opened with `enable_mcp`. */
+  mcpEndpoint?: string;
 }
 
 /** A copy of the options safe to show: secrets `***`, the proxy password redacted. */
@@ -122,6 +124,8 @@ export class EmulatedSession {
   private timer: NodeJS.Timeout | undefined;
   readonly ended: Promise<void>;
   private resolveEnded!: () => void;
+  /** The session's MCP endpoint (no key in it), when it was opened with `enable_mcp`. */
+  mcpEndpoint: string | undefined;
 
   private constructor(
     readonly options: ParsedBrowserUrl,
@@ -247,16 +251,7 @@ export class EmulatedSession {
         await identity.apply(sessionId, info.type, info.browserContextId);
         if (info.type === 'page' || info.type === 'iframe') await service.webmcp.prepare(sessionId);
         if (info.type === 'page') {
-          if (patterns.length > 0) await control.send('Fetch.enable', { patterns }, sessionId);
-          // The window size alone leaves newer Chromium (156) a smaller viewport: pin the page's.
-          if (size) {
-            await control.send(
-              'Emulation.setDeviceMetricsOverride',
-              { width: size.width, height: size.height, deviceScaleFactor: 0, mobile: false },
-              sessionId,
-            );
-          }
-          if (!injector.empty) await injector.onPage(sessionId);
+          await EmulatedSession.preparePage(control, sessionId, patterns, size, injector);
           pages.add(sessionId);
           firstPage?.(sessionId);
           firstPage = undefined;
@@ -289,6 +284,26 @@ export class EmulatedSession {
     }
   }
 
+  /** A page, before it runs: its blocked resources, its viewport, its credentials. */
+  private static async preparePage(
+    control: CdpClient,
+    sessionId: string,
+    patterns: { resourceType: string; requestStage: string }[],
+    size: { width: number; height: number } | undefined,
+    injector: CredentialInjector,
+  ): Promise<void> {
+    if (patterns.length > 0) await control.send('Fetch.enable', { patterns }, sessionId);
+    // The window size alone leaves newer Chromium (156) a smaller viewport: pin the page's.
+    if (size) {
+      await control.send(
+        'Emulation.setDeviceMetricsOverride',
+        { width: size.width, height: size.height, deviceScaleFactor: 0, mobile: false },
+        sessionId,
+      );
+    }
+    if (!injector.empty) await injector.onPage(sessionId);
+  }
+
   get pid(): number {
     return this.chromium.pid;
   }
@@ -314,6 +329,7 @@ export class EmulatedSession {
       startedAt: this.startedAt.toISOString(),
       clients: this.clients.size,
       pid: this.chromium.pid,
+      ...(this.mcpEndpoint ? { mcpEndpoint: this.mcpEndpoint } : {}),
     };
   }
 
@@ -322,13 +338,16 @@ export class EmulatedSession {
     return this.options.auto_close === false && this.options.session !== undefined;
   }
 
-  /** Relay a client's socket to the browser, as a client of its own on the browser's DevTools pipe. */
-  attach(client: WebSocket): void {
+  /**
+   * Relay a client's socket to the browser, as a client of its own on the browser's DevTools pipe.
+   * An uncounted client (the MCP endpoint's own Playwright) does not keep the session open.
+   */
+  attach(client: WebSocket, counted = true): void {
     if (this.ending) {
       client.close(1011, 'ERR::BROWSER::SESSION_TERMINATED: the session has ended');
       return;
     }
-    this.clients.add(client);
+    if (counted) this.clients.add(client);
     const upstream = this.chromium.pipe.open();
     this.service.join(upstream);
     upstream.onmessage = (data) => {
@@ -344,7 +363,7 @@ export class EmulatedSession {
       this.clients.delete(client);
       this.service.leave(upstream);
       upstream.close();
-      if (this.clients.size === 0 && !this.keepsRunning && !this.ending) {
+      if (counted && this.clients.size === 0 && !this.keepsRunning && !this.ending) {
         void this.end({ code: 1000, reason: 'client disconnected' });
       }
     });

@@ -17,6 +17,8 @@ export interface SessionRegistryOptions {
   extensions: ExtensionStore;
   recordings: RecordingStore;
   now?: (() => number) | undefined;
+  /** A session's MCP endpoint address, for those opened with `enable_mcp`. */
+  mcpEndpoint?: ((session: EmulatedSession) => string | undefined) | undefined;
 }
 
 /** The sessions of one emulator; stopping it ends every session (1001, going away). */
@@ -87,6 +89,7 @@ export class SessionRegistry implements Part {
         resource: 'SESSION',
       });
     }
+    session.mcpEndpoint = this.options.mcpEndpoint?.(session);
     this.#byRunId.set(session.runId, session);
     if (wanted.session) this.#named.set(nameKey(key, wanted.session), session);
     this.options.recordings.begin(session, key, wanted.debug === true);

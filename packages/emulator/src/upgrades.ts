@@ -9,6 +9,7 @@ import { RETRYABLE_BROWSER_CODES } from 'cloud-browser/internal';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Dashboard } from './dashboard/routes.js';
 import { errorBody, isRefusal, refuseUpgrade } from './http.js';
+import { EMULATOR_MCP_ENDPOINT_HEADER, INTERNAL_HEADER, type McpEndpoints } from './mcp.js';
 import type { SessionRegistry } from './sessions.js';
 
 /** The emulator's own upgrade header: the native VNC port that serves the session (the service's is 5901). */
@@ -35,6 +36,7 @@ export interface UpgradeOptions {
   apiKeys: ReadonlySet<string>;
   sessions: SessionRegistry;
   dashboard: Dashboard;
+  mcp: McpEndpoints;
   /** The native VNC port, told to VNC sessions in {@link EMULATOR_VNC_PORT_HEADER}. */
   vncPort(): number;
 }
@@ -64,6 +66,13 @@ export class Upgrades {
       if (this.options.dashboard.upgrade(req, socket, (then) => accept([], then))) return;
       const view = /^\/run\/([^/]+)\/vnc$/.exec(url.pathname);
       if (view) return this.#vncView(decodeURIComponent(view[1] as string), req, socket, accept);
+      const devtools = /^\/run\/([^/]+)\/devtools$/.exec(url.pathname);
+      if (devtools && this.options.mcp.internal(req.headers[INTERNAL_HEADER])) {
+        const session = this.options.sessions.byRunId(decodeURIComponent(devtools[1] as string));
+        if (!session)
+          return refuseUpgrade(socket, 404, errorBody(404, 'ERR::BROWSER::SESSION_NOT_FOUND', 'no such run'));
+        return accept([], (ws) => session.attach(ws, false));
+      }
       if (url.pathname !== '/') {
         return refuseUpgrade(
           socket,
@@ -123,6 +132,7 @@ export class Upgrades {
       );
     }
     const headers = [`X-Browser-Run-Id: ${session.runId}`];
+    if (session.mcpEndpoint) headers.push(`${EMULATOR_MCP_ENDPOINT_HEADER}: ${session.mcpEndpoint}`);
     if (options.enable_vnc) {
       headers.push(
         `X-Browser-Project-Salt: ${projectSalt(options.api_key)}`,

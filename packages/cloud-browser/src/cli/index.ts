@@ -142,6 +142,19 @@ addSessionOptions(
   }),
 );
 
+addSessionOptions(
+  program
+    .command('mcp')
+    .description(
+      'Serve a cloud browser session to an AI agent over MCP: standard input and output, or loopback HTTP with --http',
+    )
+    .option('--http <port>', 'serve streamable HTTP at http://127.0.0.1:<port>/mcp instead (0 picks a port)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ CLOUD_API_KEY=... cloud-browser mcp --country de\n  $ cloud-browser mcp --http 8931',
+    ),
+).action(run(async (opts: Record<string, unknown>) => (await import('./mcp.js')).serveMcp(opts)));
+
 const crawl = program.command('crawl').description('Start, follow and read crawls');
 const client = async (opts: { key?: string; apiUrl?: string }) =>
   new (await load.crawler()).CrawlerClient({ key: opts.key, baseUrl: opts.apiUrl });

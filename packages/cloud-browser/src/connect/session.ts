@@ -46,6 +46,12 @@ export interface CloudBrowserSession<B> {
   readonly salt: string;
   /** VNC credentials when the session was opened with `enable_vnc` and `vnc_password`. */
   readonly vnc: VncCredentials | undefined;
+  /**
+   * The session's MCP endpoint (streamable HTTP, the key sent as `Authorization: Bearer`) when it
+   * was opened with `enable_mcp` and the upgrade named it: the emulator does; the live service's
+   * address is not public (`POST /unblock` with `enable_mcp` answers it as `mcp_endpoint`).
+   */
+  readonly mcpEndpoint: string | undefined;
   /** Resolves when the session's socket closes, with why (code, redacted reason, service error). */
   readonly closed: Promise<SessionClosedError>;
   /** End the remote browser (CDP `Browser.close`), then close every socket and server we opened. */
@@ -249,6 +255,7 @@ export function makeSession<B>(
     browser,
     guard,
     runId: socket.runId,
+    mcpEndpoint: socket.mcpEndpointHeader,
     salt: opened.salt,
     vnc: opened.vnc,
     closed: socket.closed,

@@ -64,6 +64,8 @@ export class CloudSocket {
   readonly saltHeader: string | undefined;
   /** The emulator's `X-Emulator-Vnc-Port`: the native VNC port when it is not 5901. */
   readonly vncPortHeader: number | undefined;
+  /** The emulator's `X-Emulator-Mcp-Endpoint`: the session's MCP endpoint (an http(s) address, no key). */
+  readonly mcpEndpointHeader: string | undefined;
   /** Resolves once, when the socket has closed, with why. */
   readonly closed: Promise<SessionClosedError>;
   private onFrame: (data: Buffer, isBinary: boolean) => void = () => {};
@@ -86,6 +88,8 @@ export class CloudSocket {
     this.saltHeader = first(headers['x-browser-project-salt'])?.toLowerCase();
     const vncPort = Number(first(headers['x-emulator-vnc-port']));
     this.vncPortHeader = Number.isInteger(vncPort) && vncPort > 0 && vncPort < 65536 ? vncPort : undefined;
+    const mcp = first(headers['x-emulator-mcp-endpoint']);
+    this.mcpEndpointHeader = mcp && /^https?:\/\//.test(mcp) && URL.canParse(mcp) ? mcp : undefined;
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });

@@ -202,6 +202,7 @@ export class BrowserRestApi {
       target_url: target,
       ...(typeof timeout === 'number' ? { timeout } : {}),
       ...(body.debug === true ? { debug: true } : {}),
+      ...(body.enable_mcp === true ? { enable_mcp: true } : {}),
       ...(typeof body.os === 'string' ? { os: body.os as ParsedBrowserUrl['os'] } : {}),
       ...(typeof body.country === 'string' ? { country: body.country } : {}),
     } as ParsedBrowserUrl;
@@ -217,7 +218,7 @@ export class BrowserRestApi {
         ws_url: ws.href,
         session_id: name,
         run_id: session.runId,
-        ...(body.enable_mcp === true ? { mcp_endpoint: null } : {}),
+        ...(body.enable_mcp === true ? { mcp_endpoint: session.mcpEndpoint ?? null } : {}),
       },
     ];
   }
