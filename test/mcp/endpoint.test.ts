@@ -56,7 +56,9 @@ async function withSession(
     ...options,
   });
   try {
-    await body(session, await session.browser.contexts()[0]!.newPage());
+    const context = session.browser.contexts()[0];
+    if (!context) throw new Error('the session has no default context');
+    await body(session, await context.newPage());
   } finally {
     await session.close();
   }
