@@ -17,72 +17,11 @@ import { join, normalize } from 'node:path';
 import { Parser } from 'htmlparser2';
 import { CrawlerClient } from '../packages/cloud-browser/src/crawler/index.js';
 import { startEmulator } from '../packages/emulator/src/index.js';
+import { docsIndex, docsPage } from './fixtures/docs-site.js';
 import { median, pairedRounds, report, showRatios } from './lib.js';
 
 const PAGES = Number(process.env.DOCS_PAGES ?? 1200);
 const ROUNDS = Number(process.env.DOCS_ROUNDS ?? 3);
-const WORDS =
-  'the a of to and in is for that with as on by this be are from or it an value type function table column row index query server client returns string number default option array object must may each when which if not can will'.split(
-    ' ',
-  );
-
-/** A small deterministic generator, so both sides fetch the same bytes. */
-function random(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
-
-function sentence(r: () => number, n: number): string {
-  return Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)]).join(' ');
-}
-
-/** One page of the manual: chrome around sections until it reaches its size. */
-function page(n: number): string {
-  const r = random(n + 1);
-  const target = Math.round(20_000 * 25 ** (r() ** 2)); // 20 KB to 500 KB, most of them small
-  const sidebarLinks = 100 + Math.floor(r() ** 3 * 1900);
-  const link = (i: number) =>
-    `<li class="toctree-l1"><a class="reference internal" href="/p/${i}.html">Section ${i}</a></li>`;
-  const sidebar = Array.from({ length: sidebarLinks }, () => link(Math.floor(r() * PAGES))).join('');
-  let main = `<h1>${n}. Chapter ${n}<a class="headerlink" href="#top">¶</a></h1>`;
-  for (let s = 0; main.length < target; s++) {
-    main += `<section id="s${s}"><h2>${n}.${s}. ${sentence(r, 4)}<a class="headerlink" href="#s${s}">¶</a></h2>`;
-    for (let p = 0; p < 4; p++) {
-      main += `<p>${sentence(r, 40)} <code class="literal">${sentence(r, 1)}()</code> ${sentence(r, 30)} <a href="/p/${Math.floor(r() * PAGES)}.html">${sentence(r, 2)}</a>.</p>`;
-    }
-    if (s % 3 === 0) {
-      const rows = Array.from(
-        { length: 10 + Math.floor(r() * 20) },
-        () => `<tr><td><code>${sentence(r, 1)}</code></td><td>${sentence(r, 3)}</td><td>${sentence(r, 8)}</td></tr>`,
-      );
-      main += `<table class="docutils"><thead><tr><th>Name</th><th>Type</th><th>Description</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
-    }
-    if (s % 2 === 0) {
-      main += `<div class="highlight-python"><pre><code class="language-python">def f${s}(x):\n    return ${sentence(r, 3).replace(/ /g, '_')}(x) &lt; 3\n</code></pre></div>`;
-    }
-    main += '</section>';
-  }
-  return `<!doctype html><html><head><title>Chapter ${n}</title></head><body>
-<header class="site-header"><nav>${Array.from({ length: 50 }, (_, i) => `<a href="/p/${i}.html">Top ${i}</a>`).join(' ')}</nav></header>
-<div class="sphinxsidebar" role="navigation"><ul>${sidebar}</ul></div>
-<div class="document"><div class="body" role="main">${main}</div></div>
-<footer class="footer">© 2026 Example · <a href="/genindex.html">Index</a></footer></body></html>`;
-}
-
-/** The index: a link to every page, three times. */
-function index(): string {
-  const links = Array.from(
-    { length: PAGES * 3 },
-    (_, i) => `<li><a href="/p/${i % PAGES}.html#e${i}">entry ${i}</a></li>`,
-  );
-  return `<!doctype html><title>Index</title><body><main><h1>Index</h1><ul>${links.join('')}</ul></main></body>`;
-}
-
 const DOCS_DIR = process.env.DOCS_DIR;
 
 /** A real manual's file, or undefined outside the folder or missing. */
@@ -100,7 +39,8 @@ const site = createServer(async (req, res) => {
     return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
   }
   const n = Number(/^\/p\/(\d+)\.html$/.exec(path)?.[1] ?? -1);
-  const body = path === '/genindex.html' || path === '/' ? index() : n >= 0 && n < PAGES ? page(n) : undefined;
+  const body =
+    path === '/genindex.html' || path === '/' ? docsIndex(PAGES) : n >= 0 && n < PAGES ? docsPage(n, PAGES) : undefined;
   if (!body) return void res.writeHead(404).end();
   res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
 });
