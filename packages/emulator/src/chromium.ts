@@ -65,7 +65,9 @@ export const BASE_FLAGS = [
   '--disable-component-update',
   '--disable-sync',
   '--disable-dev-shm-usage',
-  '--disable-features=Translate,OptimizationHints,MediaRouter',
+  // No back-forward cache, as Playwright launches Chromium: a page restored from it fires no load
+  // events, and a client's goBack would wait for them.
+  '--disable-features=Translate,OptimizationHints,MediaRouter,BackForwardCache',
   // Every site in a process of its own, as desktop Chrome does (a headless shell may not):
   // frames of other sites are out of process whatever the browser found.
   '--site-per-process',
