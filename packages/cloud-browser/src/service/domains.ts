@@ -82,7 +82,7 @@ const frameInfo = object({
 const webMcpTool = object({
   name: string(),
   description: string(),
-  inputSchema: optional(string()),
+  inputSchema: optional(record(anyValue)),
   annotations: optional(object({ readOnly: optional(boolean()), untrustedContent: optional(boolean()) })),
   frameId: string(),
 });
