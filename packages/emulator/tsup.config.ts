@@ -9,7 +9,10 @@ const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
 const andSubpaths = (name: string) => new RegExp(`^${name.replace(/[/]/g, '\\/')}(\\/|$)`);
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', command: 'src/command.ts' },
+  // The crawler's conversion worker is a file of its own, found beside the chunks at run time.
+  entry: { index: 'src/index.ts', command: 'src/command.ts', 'convert-worker': 'src/crawler/convert-worker.ts' },
+  // `import.meta.url` in the CommonJS build too (the worker is found from it).
+  shims: true,
   format: ['esm', 'cjs'],
   dts: true,
   sourcemap: false,

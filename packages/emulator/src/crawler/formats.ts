@@ -7,7 +7,7 @@ import type { ContentFormat } from 'cloud-browser/crawler';
 import { type ChildNode, isTag, isText, type Document as Tree } from 'domhandler';
 import { Parser } from 'htmlparser2';
 import { parseHTML } from 'linkedom';
-import { convertDocument, convertPage, DERIVED_FORMATS, resolve } from './convert.js';
+import { convertPage, DERIVED_FORMATS, resolve } from './convert.js';
 import type { PageRecord } from './types.js';
 
 export { convertPage } from './convert.js';
@@ -175,15 +175,11 @@ export function sitemapLocs(xml: string): { index: boolean; locs: string[] } {
  * Convert a visited page's derived formats among `formats` that it does not have yet, in one
  * parse, and keep them on the record.
  */
-export function convertFormats(page: PageRecord, formats: readonly ContentFormat[], tree?: Tree): void {
+export function convertFormats(page: PageRecord, formats: readonly ContentFormat[]): void {
   if (page.html === undefined) return;
   const missing = DERIVED_FORMATS.filter((f) => formats.includes(f) && page.formats?.[f] === undefined);
   if (missing.length === 0) return;
-  const {
-    title: _title,
-    headings,
-    ...converted
-  } = tree ? convertDocument(tree, page.url, missing) : convertPage(page.html, page.url, missing);
+  const { title: _title, headings, ...converted } = convertPage(page.html, page.url, missing);
   page.formats = { ...page.formats, ...converted };
   page.headings = headings;
 }

@@ -7,11 +7,12 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { CONTENT_FORMATS, type ContentFormat } from 'cloud-browser/crawler';
-import { parseHtml } from './convert.js';
+import { DERIVED_FORMATS } from './convert.js';
+import { converter } from './converter.js';
 import type { EmulatedCrawl } from './crawl.js';
 import { bodyType, decodeText } from './decode.js';
 import { type FetchedPage, FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from './fetch-page.js';
-import { contentOf, convertFormats, extract, parsePage, parseTree, sitemapLocs } from './formats.js';
+import { contentOf, extract, type ParsedPage, sitemapLocs } from './formats.js';
 import {
   ALLOW_ALL,
   DISALLOW_ALL,
@@ -87,12 +88,6 @@ export class CrawlRun {
   }
 
   /** The page limit: the crawl's, or the emulator's own when it set none (0 is none, as in the SDKs). */
-  /** The derived formats the crawl keeps, converted as each page is kept (with `text` for a search). */
-  private get convertsNow(): ContentFormat[] {
-    const kept = this.c.content_formats?.length ? this.c.content_formats : CONTENT_FORMATS;
-    return kept.filter((f) => f !== 'html').concat(this.c.search && !kept.includes('text') ? ['text'] : []);
-  }
-
   private get pageLimit(): number {
     return this.c.page_limit || this.crawl.host.limits.pageLimit;
   }
@@ -387,8 +382,9 @@ export class CrawlRun {
         crawl.pages.set(final, record);
         crawl.failed(final, 'ERR::SCRAPE::BAD_UPSTREAM_RESPONSE');
       } else {
+        await this.keep(next.depth, record, res);
+        // Counted once kept: until then the page is one of the visits under way (`active`).
         this.visited++;
-        this.keep(next.depth, record, res);
       }
     } catch (error) {
       if (crawl.cancelled) return true;
@@ -435,8 +431,11 @@ export class CrawlRun {
     );
   }
 
-  /** A page fetched well: decoded, stored, indexed, told, and its links queued. */
-  private keep(depth: number, record: PageRecord, res: FetchedPage): void {
+  /**
+   * A page fetched well: decoded, read (its links, and the formats the crawl keeps, in one parse
+   * on a worker thread beside the crawl), stored, indexed, told, and its links queued.
+   */
+  private async keep(depth: number, record: PageRecord, res: FetchedPage): Promise<void> {
     const crawl = this.crawl;
     const c = this.c;
     const type = bodyType(res.headers['content-type'], res.body.subarray(0, 512));
@@ -444,18 +443,27 @@ export class CrawlRun {
     record.content_type = record.content_type || type.mime;
     record.size = res.body.length;
     record.hash = createHash('sha256').update(res.body).digest('hex');
-    let page: ReturnType<typeof parsePage> | undefined;
-    let tree: ReturnType<typeof parseHtml> | undefined;
+    const previous = crawl.pages.get(record.url);
+    if (previous?.hash === record.hash && previous.formats) record.formats = previous.formats;
+    let page: ParsedPage | undefined;
     if (type.kind === 'html' || type.kind === 'text') {
       const { text, encoding } = decodeText(res.body, type);
       record.encoding = encoding;
       if (type.kind === 'html') {
         record.html = text;
-        // A page the crawl converts now is parsed once, for its links and its formats.
-        if (this.convertsNow.length > 0) {
-          tree = parseHtml(text);
-          page = parseTree(tree, record.url);
-        } else page = parsePage(text, record.url);
+        // Converted now, so that reading the contents back converts nothing.
+        const wanted = [
+          ...(c.content_formats?.length ? c.content_formats : CONTENT_FORMATS),
+          ...(c.search ? ['text'] : []),
+        ];
+        const missing = DERIVED_FORMATS.filter((f) => wanted.includes(f) && record.formats?.[f] === undefined);
+        const read = await converter.read(text, record.url, missing);
+        page = read.parsed;
+        if (read.converted) {
+          const { title: _title, headings, ...converted } = read.converted;
+          record.formats = { ...record.formats, ...converted };
+          record.headings = headings;
+        }
       } else record.text = text;
     }
     record.title = page?.title ?? '';
@@ -464,18 +472,11 @@ export class CrawlRun {
       [...(page?.robots ?? []), ...(res.headers['x-robots-tag'] ? [res.headers['x-robots-tag']] : [])],
       this.product,
     );
-    const previous = crawl.pages.get(record.url);
-    if (previous?.hash === record.hash && previous.formats) record.formats = previous.formats;
     crawl.pages.set(record.url, record);
     if (previous?.hash !== record.hash && this.isRefresh) this.changed.push(record.url);
     const searchable = record.html !== undefined || record.text !== undefined;
     const indexed =
       c.search && searchable && !directives.noindex && (previous?.hash !== record.hash || !this.isRefresh);
-    // The formats the crawl keeps, converted now in one parse, so that reading them back converts nothing.
-    convertFormats(record, [
-      ...(c.content_formats?.length ? c.content_formats : CONTENT_FORMATS),
-      ...(indexed ? (['text'] as const) : []),
-    ]);
     if (indexed) crawl.index.put(record.url, record.title, contentOf(record, 'text') ?? '', record.headings);
     const formats: ContentFormat[] = [...(c.content_formats ?? [])];
     crawl.host.emit(crawl, 'crawler_url_visited', () => ({

@@ -1,0 +1,133 @@
+/**
+ * Pages read beside the crawl (docs/decisions.md D30): worker threads (one per core but the
+ * crawl's own) parse each page once, for its links and the formats the crawl keeps, while the
+ * crawl's thread fetches the next ones. A worker that cannot start or fails leaves the reading to
+ * the calling thread: slower, never wrong.
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { type Converted, convertDocument, type DerivedFormat, parseHtml } from './convert.js';
+import { type ParsedPage, parsePage, parseTree } from './formats.js';
+
+/** What reading a page gives: its links, title and robots directives, and its formats. */
+export interface ReadPage {
+  parsed: ParsedPage;
+  converted?: Converted | undefined;
+}
+
+/** Read a page here: one parse, for its links and, when asked, its formats. */
+export function readPage(html: string, url: string, formats: readonly DerivedFormat[]): ReadPage {
+  if (formats.length === 0) return { parsed: parsePage(html, url) };
+  const tree = parseHtml(html);
+  return { parsed: parseTree(tree, url), converted: convertDocument(tree, url, formats) };
+}
+
+/**
+ * How to start the worker: the built JavaScript beside this module (a chunk at the package's
+ * dist root, beside the worker's entry), or, from the sources, the TypeScript file through tsx
+ * (Node 20 runs no loader of the main thread's in a worker).
+ */
+function workerScript(): { script: string; eval: boolean } | undefined {
+  const here = import.meta.url;
+  const ext = here.endsWith('.cjs') ? '.cjs' : here.endsWith('.ts') ? '.ts' : '.js';
+  const url = new URL(`./convert-worker${ext}`, here);
+  if (!existsSync(fileURLToPath(url))) return undefined;
+  if (ext !== '.ts') return { script: fileURLToPath(url), eval: false };
+  const load = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); })`;
+  return { script: load, eval: true };
+}
+
+interface Pending {
+  resolve: (c: ReadPage) => void;
+  reject: (e: Error) => void;
+}
+
+class ConvertWorker {
+  /** Called when the worker has exited (a failure to start, or a crash). */
+  onExit: () => void = () => {};
+  readonly worker: Worker;
+  readonly pending = new Map<number, Pending>();
+  alive = true;
+
+  constructor(where: { script: string; eval: boolean }) {
+    this.worker = new Worker(where.script, { eval: where.eval });
+    this.worker.unref();
+    this.worker.on('message', (m: { id: number; read?: ReadPage; error?: string }) => {
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if (this.pending.size === 0) this.worker.unref();
+      if (m.read) p?.resolve(m.read);
+      else p?.reject(new Error(m.error ?? 'conversion failed'));
+    });
+    this.worker.on('error', (e) => this.failAll(e));
+    this.worker.on('exit', () => {
+      this.alive = false;
+      this.onExit();
+      this.failAll(new Error('the conversion worker exited'));
+    });
+  }
+
+  private failAll(error: Error): void {
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+  }
+}
+
+let next = 0;
+
+/** The conversion workers of the process, started on first use. */
+export class Converter {
+  private workers: ConvertWorker[] | undefined;
+  private broken = false;
+
+  /** How many conversions are under way. */
+  get busy(): number {
+    return (this.workers ?? []).reduce((n, w) => n + w.pending.size, 0);
+  }
+
+  /** `html` read (links, and the `formats` asked for), on a worker when one runs, else here. */
+  async read(html: string, url: string, formats: readonly DerivedFormat[]): Promise<ReadPage> {
+    const worker = this.pick();
+    if (!worker) return readPage(html, url, formats);
+    const id = ++next;
+    try {
+      return await new Promise<ReadPage>((resolve, reject) => {
+        worker.pending.set(id, { resolve, reject });
+        worker.worker.ref();
+        worker.worker.postMessage({ id, html, url, formats });
+      });
+    } catch {
+      return readPage(html, url, formats);
+    }
+  }
+
+  private pick(): ConvertWorker | undefined {
+    if (this.broken) return undefined;
+    if (!this.workers) {
+      const where = workerScript();
+      const count = Math.max(1, Math.min(4, availableParallelism() - 1));
+      try {
+        this.workers = where ? Array.from({ length: count }, () => new ConvertWorker(where)) : [];
+        // A worker that exits is not started again: the rest of the process reads on its own thread.
+        for (const w of this.workers) {
+          w.onExit = () => {
+            this.broken = true;
+          };
+        }
+      } catch {
+        this.workers = [];
+      }
+      if (this.workers.length === 0) this.broken = true;
+    }
+    this.workers = this.workers.filter((w) => w.alive);
+    return this.workers.reduce<ConvertWorker | undefined>(
+      (best, w) => (!best || w.pending.size < best.pending.size ? w : best),
+      undefined,
+    );
+  }
+}
+
+/** The process's converter, shared by every crawl. */
+export const converter = new Converter();
