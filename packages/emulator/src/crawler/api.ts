@@ -70,6 +70,7 @@ export class CrawlerApi {
     for (const c of this.crawls.values()) c.cancel();
     await Promise.all([...this.crawls.values()].map((c) => c.running));
     await this.queue.close();
+    for (const c of this.crawls.values()) c.bodies.close();
   }
 
   /** The paths the crawler serves (mounted on the emulator's router). */

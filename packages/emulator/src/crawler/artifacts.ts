@@ -2,13 +2,15 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { EmulatedCrawl } from './crawl.js';
+import { bodyOf } from './formats.js';
 
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 404: 'Not Found', 500: 'Internal Server Error' };
 
 export function har(crawl: EmulatedCrawl): string {
   const entries = [...crawl.pages.values()]
     .filter((p) => p.http_status !== undefined)
-    .map((p) => ({
+    .map((p) => ({ p, html: bodyOf(p, p.html) ?? '' }))
+    .map(({ p, html }) => ({
       startedDateTime: p.fetched_at,
       time: p.duration_ms ?? 0,
       request: {
@@ -27,10 +29,10 @@ export function har(crawl: EmulatedCrawl): string {
         httpVersion: 'HTTP/1.1',
         headers: Object.entries(p.headers ?? {}).map(([name, value]) => ({ name, value })),
         cookies: [],
-        content: { size: Buffer.byteLength(p.html ?? ''), mimeType: p.content_type ?? '', text: p.html ?? '' },
+        content: { size: Buffer.byteLength(html), mimeType: p.content_type ?? '', text: html },
         redirectURL: '',
         headersSize: -1,
-        bodySize: Buffer.byteLength(p.html ?? ''),
+        bodySize: Buffer.byteLength(html),
       },
       cache: {},
       timings: { send: 0, wait: p.duration_ms ?? 0, receive: 0 },
@@ -74,7 +76,7 @@ export function* warc(crawl: EmulatedCrawl): Generator<Buffer> {
   );
   for (const p of crawl.pages.values()) {
     if (p.http_status === undefined) continue;
-    const body = Buffer.from(p.html ?? '');
+    const body = Buffer.from(bodyOf(p, p.html) ?? '');
     const head = [
       `HTTP/1.1 ${p.http_status} ${STATUS_TEXT[p.http_status] ?? ''}`,
       ...Object.entries(p.headers ?? {})

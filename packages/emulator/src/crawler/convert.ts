@@ -248,7 +248,11 @@ export function convertDocument(doc: Document, url: string, formats: readonly De
 export const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** Markdown's special characters in running text, escaped where they would mean something. */
+/** Whether a text may hold something Markdown would read as syntax (a superset: checked, then escaped). */
+const MAY_NEED_ESCAPE = /[\\*_`[\]<>]|^\s*(?:[-+>#]|\d+\.)/;
+
 function escapeMarkdown(text: string): string {
+  if (!MAY_NEED_ESCAPE.test(text)) return text;
   return text
     .replace(/\\/g, '\\\\')
     .replace(/([*_`[\]<>])/g, '\\$1')

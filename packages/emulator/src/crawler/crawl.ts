@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { PageBodies } from './bodies.js';
 import { SearchIndex } from './search.js';
 import type { CrawlHost, PageRecord, Parsed } from './types.js';
 
@@ -25,6 +26,8 @@ export class EmulatedCrawl {
     return this.#stopReason;
   }
   readonly pages = new Map<string, PageRecord>();
+  /** Where the pages' bodies and formats are kept: a file, not the crawl's memory. */
+  readonly bodies = new PageBodies();
   searchState: 'NONE' | 'BUILDING' | 'READY' | 'FAILED';
   /** When the index was last built, ms; and how many times. */
   searchBuiltAt: number | null = null;

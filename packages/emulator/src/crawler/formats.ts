@@ -3,10 +3,12 @@
  * htmlparser2's tokenizer), its formats converted once and kept (convert.ts), and CSS
  * extraction rules (linkedom: a light DOM, built only for a crawl with rules).
  */
+
 import type { ContentFormat } from 'cloud-browser/crawler';
 import { type ChildNode, isTag, isText, type Document as Tree } from 'domhandler';
 import { Parser } from 'htmlparser2';
 import { parseHTML } from 'linkedom';
+import type { BodyRef } from './bodies.js';
 import { convertPage, DERIVED_FORMATS, resolve } from './convert.js';
 import type { PageRecord } from './types.js';
 
@@ -176,12 +178,29 @@ export function sitemapLocs(xml: string): { index: boolean; locs: string[] } {
  * parse, and keep them on the record.
  */
 export function convertFormats(page: PageRecord, formats: readonly ContentFormat[]): void {
-  if (page.html === undefined) return;
+  const html = bodyOf(page, page.html);
+  if (html === undefined) return;
   const missing = DERIVED_FORMATS.filter((f) => formats.includes(f) && page.formats?.[f] === undefined);
   if (missing.length === 0) return;
-  const { title: _title, headings, ...converted } = convertPage(page.html, page.url, missing);
-  page.formats = { ...page.formats, ...converted };
+  const { title: _title, headings, ...converted } = convertPage(html, page.url, missing);
+  keepFormats(page, converted);
   page.headings = headings;
+}
+
+/** Keep formats of a page in its crawl's file of bodies. */
+export function keepFormats(page: PageRecord, converted: Partial<Record<ContentFormat, string>>): void {
+  const bodies = page.bodies;
+  if (!bodies) return;
+  const refs: Partial<Record<ContentFormat, BodyRef>> = { ...page.formats };
+  for (const [f, text] of Object.entries(converted) as [ContentFormat, string | undefined][]) {
+    if (text !== undefined) refs[f] = bodies.put(text);
+  }
+  page.formats = refs;
+}
+
+/** A body of the page, read back from its crawl's file; undefined when it has none. */
+export function bodyOf(page: PageRecord, ref: BodyRef | undefined): string | undefined {
+  return ref && page.bodies ? page.bodies.get(ref) : undefined;
 }
 
 /**
@@ -192,13 +211,13 @@ export function convertFormats(page: PageRecord, formats: readonly ContentFormat
 export function contentOf(page: PageRecord, f: ContentFormat): string | null {
   if (page.status !== 'visited') return null;
   const kept = page.formats?.[f];
-  if (kept !== undefined) return kept;
+  if (kept !== undefined) return bodyOf(page, kept) ?? null;
   if (page.html !== undefined) {
-    if (f === 'html') return page.html;
+    if (f === 'html') return bodyOf(page, page.html) ?? null;
     convertFormats(page, [f]);
-    return page.formats?.[f] ?? null;
+    return bodyOf(page, page.formats?.[f]) ?? null;
   }
-  if (page.text !== undefined && (f === 'text' || f === 'markdown')) return page.text;
+  if (page.text !== undefined && (f === 'text' || f === 'markdown')) return bodyOf(page, page.text) ?? null;
   return null;
 }
 

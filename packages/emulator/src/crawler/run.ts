@@ -12,7 +12,7 @@ import { converter } from './converter.js';
 import type { EmulatedCrawl } from './crawl.js';
 import { bodyType, decodeText } from './decode.js';
 import { type FetchedPage, FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from './fetch-page.js';
-import { contentOf, extract, type ParsedPage, sitemapLocs } from './formats.js';
+import { contentOf, extract, keepFormats, type ParsedPage, sitemapLocs } from './formats.js';
 import {
   ALLOW_ALL,
   DISALLOW_ALL,
@@ -444,13 +444,15 @@ export class CrawlRun {
     record.size = res.body.length;
     record.hash = createHash('sha256').update(res.body).digest('hex');
     const previous = crawl.pages.get(record.url);
+    record.bodies = crawl.bodies;
     if (previous?.hash === record.hash && previous.formats) record.formats = previous.formats;
     let page: ParsedPage | undefined;
+    let indexText: string | undefined;
     if (type.kind === 'html' || type.kind === 'text') {
       const { text, encoding } = decodeText(res.body, type);
       record.encoding = encoding;
       if (type.kind === 'html') {
-        record.html = text;
+        record.html = crawl.bodies.put(text);
         // Converted now, so that reading the contents back converts nothing.
         const wanted = [
           ...(c.content_formats?.length ? c.content_formats : CONTENT_FORMATS),
@@ -461,13 +463,17 @@ export class CrawlRun {
         page = read.parsed;
         if (read.converted) {
           const { title: _title, headings, ...converted } = read.converted;
-          record.formats = { ...record.formats, ...converted };
+          keepFormats(record, converted);
           record.headings = headings;
+          indexText = converted.text;
         }
-      } else record.text = text;
+        if (c.extraction_rules) record.extracted = extract(text, c.extraction_rules);
+      } else {
+        record.text = crawl.bodies.put(text);
+        indexText = text;
+      }
     }
     record.title = page?.title ?? '';
-    if (page && c.extraction_rules) record.extracted = extract(record.html ?? '', c.extraction_rules);
     const directives = pageDirectives(
       [...(page?.robots ?? []), ...(res.headers['x-robots-tag'] ? [res.headers['x-robots-tag']] : [])],
       this.product,
@@ -477,7 +483,9 @@ export class CrawlRun {
     const searchable = record.html !== undefined || record.text !== undefined;
     const indexed =
       c.search && searchable && !directives.noindex && (previous?.hash !== record.hash || !this.isRefresh);
-    if (indexed) crawl.index.put(record.url, record.title, contentOf(record, 'text') ?? '', record.headings);
+    if (indexed) {
+      crawl.index.put(record.url, record.title, indexText ?? contentOf(record, 'text') ?? '', record.headings);
+    }
     const formats: ContentFormat[] = [...(c.content_formats ?? [])];
     crawl.host.emit(crawl, 'crawler_url_visited', () => ({
       url: record.url,

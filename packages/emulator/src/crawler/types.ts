@@ -2,8 +2,10 @@
  * The crawler's types, in a file of their own: what a crawl keeps of each URL, its limits,
  * and what the emulator gives a crawl (its clock, its events, its runner).
  */
+
 import type { ContentFormat, CrawlConfig } from 'cloud-browser/crawler';
 import type { CrawlerEvent } from 'cloud-browser/webhooks';
+import type { BodyRef, PageBodies } from './bodies.js';
 import type { EmulatedCrawl } from './crawl.js';
 import type { BodyKind } from './decode.js';
 
@@ -15,10 +17,12 @@ export interface PageRecord {
   depth: number;
   http_status?: number;
   title?: string;
-  /** The decoded HTML of an HTML page. */
-  html?: string;
-  /** The decoded text of a text page (text/plain, text/markdown…). */
-  text?: string;
+  /** The decoded HTML of an HTML page, kept in the crawl's file of bodies. */
+  html?: BodyRef;
+  /** The decoded text of a text page (text/plain, text/markdown…), kept there too. */
+  text?: BodyRef;
+  /** The crawl's file of bodies, where `html`, `text` and `formats` are. */
+  bodies?: PageBodies;
   /** What the crawler made of the body: HTML and text are converted and indexed, the rest not. */
   kind?: BodyKind;
   /** The encoding the text was decoded with. */
@@ -29,8 +33,8 @@ export interface PageRecord {
   redirect_to?: string;
   /** The headings of its main content, found when its formats were converted. */
   headings?: string[];
-  /** Each format, converted once on first use and kept. */
-  formats?: Partial<Record<ContentFormat, string>>;
+  /** Each format, converted once on first use and kept in the crawl's file of bodies. */
+  formats?: Partial<Record<ContentFormat, BodyRef>>;
   hash?: string;
   /** What went wrong, beside the one-word `reason`. */
   error?: string;
