@@ -116,7 +116,7 @@ const input: BrowserTool[] = [
       const modifiers = (args.modifiers as string[] | undefined) ?? [];
       if (human && modifiers.length === 0) {
         const selector = await tools.point(locator);
-        const button = (args.button as string | undefined) ?? 'left';
+        const button = (args.button as 'left' | 'right' | 'middle' | undefined) ?? 'left';
         await tools.human('Antibot.clickOn', { selector, button, clickCount: args.doubleClick ? 2 : 1 });
       } else {
         const options = { button: args.button as 'left', modifiers: modifiers as 'Alt'[], timeout: 10_000 };
@@ -177,7 +177,7 @@ const input: BrowserTool[] = [
     readOnly: false,
     async run(tools, args) {
       const page = await tools.page();
-      if ((await tools.state(page)).human) await tools.human('Antibot.pressKey', { key: args.key });
+      if ((await tools.state(page)).human) await tools.human('Antibot.pressKey', { key: String(args.key) });
       else await page.keyboard.press(String(args.key));
       return text(`Pressed ${args.key}`);
     },
@@ -283,11 +283,8 @@ const reading: BrowserTool[] = [
     inputSchema: objectSchema({ format: oneOf(['markdown', 'html'], 'markdown (default) or html') }),
     readOnly: true,
     async run(tools, args) {
-      const { cdp } = await tools.state(await tools.page());
-      const format = (args.format as string | undefined) ?? 'markdown';
-      const { content } = (await cdp.send('Page.getRenderedContent' as never, { format } as never)) as {
-        content: string;
-      };
+      const format = (args.format as 'markdown' | 'html' | undefined) ?? 'markdown';
+      const { content } = await (await tools.service()).renderedContent({ format });
       return text(tools.clean(content));
     },
   },
@@ -320,23 +317,16 @@ const service: BrowserTool[] = [
     }),
     readOnly: true,
     async run(tools, args) {
-      const { cdp } = await tools.state(await tools.page());
+      const downloads = (await tools.service()).downloads;
       if (args.action === 'get') {
         if (!args.filename) throw new Error('get needs filename (browser_downloads list names them)');
-        const { data } = (await cdp.send(
-          'ScrapiumBrowser.getDownload' as never,
-          { filename: args.filename } as never,
-        )) as { data: string };
-        const bytes = Buffer.from(data, 'base64');
+        const bytes = await downloads.get(String(args.filename));
         const printable = !bytes.subarray(0, 4096).includes(0);
         return printable
           ? text(`### ${args.filename} (${bytes.length} bytes)`, bytes.toString('utf8'))
-          : text(`### ${args.filename} (${bytes.length} bytes, base64)`, data);
+          : text(`### ${args.filename} (${bytes.length} bytes, base64)`, bytes.toString('base64'));
       }
-      const { metadata } = (await cdp.send('ScrapiumBrowser.getDownloadsMetadatas' as never)) as {
-        metadata: Record<string, unknown>;
-      };
-      return text(JSON.stringify(metadata, null, 2));
+      return text(JSON.stringify(await downloads.list(), null, 2));
     },
   },
   {
@@ -346,8 +336,7 @@ const service: BrowserTool[] = [
     inputSchema: objectSchema({}),
     readOnly: true,
     async run(tools) {
-      const { cdp } = await tools.state(await tools.page());
-      const { records } = (await cdp.send('Antibot.getSolvedCaptchas' as never)) as { records: unknown[] };
+      const { records } = await (await tools.service()).antibot.getSolvedCaptchas();
       return text(tools.clean(JSON.stringify(records, null, 2)));
     },
   },
@@ -397,7 +386,11 @@ async function callWebmcp(tools: BrowserTools, args: Record<string, unknown>): P
         : `${matches.length} frames register ${args.name}: name one with frame`,
     );
   }
-  const response = await tools.callWebmcp(matches[0] as never, args.params ?? {}, 60_000);
+  const response = await tools.callWebmcp(
+    matches[0] as (typeof matches)[number],
+    (args.params ?? {}) as Record<string, unknown>,
+    60_000,
+  );
   if (String(response.status).toLowerCase() !== 'completed') {
     const exception = response.exception as { description?: string } | undefined;
     const why = String(response.errorText || exception?.description?.split('\n')[0] || 'the tool failed');

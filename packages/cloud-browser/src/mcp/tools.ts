@@ -7,8 +7,10 @@
  * WebMCP tools. Clicks, hovers, typing and keys go through the browser's human-like input
  * (`Antibot`) when the browser has it, else through Playwright's standard input.
  */
-import type { Browser, BrowserContext, CDPSession, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { redact } from '../internal/redact.js';
+import type { ServiceCommand, ServiceEventParams, ServiceParams } from '../service/domains.js';
+import { type CdpSessionLike, ServiceProtocol } from '../service/protocol.js';
 import { argsProblem, type JsonSchema, type ToolArgs } from './schema.js';
 
 /** What a tool answers: MCP content. */
@@ -33,19 +35,18 @@ const UNTRUSTED =
 
 const text = (...lines: string[]): ToolResult => ({ content: [{ type: 'text', text: lines.join('\n') }] });
 
-interface WebMcpTool {
-  name: string;
-  description: string;
-  inputSchema?: unknown;
-  frameId: string;
-}
+type WebMcpTool = ServiceEventParams<'WebMCP.toolsAdded'>['tools'][number];
+/** A page tool's answer, as the browser sends it (Chromium's own domain words it its way: D31). */
+type WebMcpResponse = ServiceEventParams<'WebMCP.toolResponded'> & Record<string, unknown>;
 
-/** What the tools keep of one page: its CDP session, whether it has human input, its WebMCP tools. */
+/** What the tools keep of one page: the service's protocol on it, whether it has human input, its WebMCP tools. */
 interface PageState {
-  cdp: CDPSession;
+  service: ServiceProtocol;
   human: boolean;
   webmcp: Map<string, WebMcpTool> | undefined;
-  responses: Map<string, Record<string, unknown>>;
+  /** Answers of page tools not yet taken, and the calls waiting for theirs, by invocation. */
+  responses: Map<string, WebMcpResponse>;
+  waiting: Map<string, (response: WebMcpResponse) => void>;
 }
 
 /** The state the tools share: the session's browser, its first context, the current tab. */
@@ -90,25 +91,33 @@ export class BrowserTools {
     return redact(value, this.secrets);
   }
 
-  /** The page's CDP session and what the browser offers on it. */
+  /** The service's protocol on the page, and what the browser offers on it. */
   state(page: Page): Promise<PageState> {
     let state = this.states.get(page);
     if (!state) {
       state = (async () => {
-        const cdp = await page.context().newCDPSession(page);
-        const human = await cdp.send('Antibot.getMousePosition' as never).then(
+        const service = new ServiceProtocol((await page.context().newCDPSession(page)) as unknown as CdpSessionLike);
+        const human = await service.antibot.getMousePosition().then(
           () => true,
           () => false,
         );
-        const s: PageState = { cdp, human, webmcp: undefined, responses: new Map() };
-        cdp.on('WebMCP.toolResponded' as never, (p: Record<string, unknown>) => {
-          s.responses.set(String(p.invocationId), p);
+        const s: PageState = { service, human, webmcp: undefined, responses: new Map(), waiting: new Map() };
+        service.on('WebMCP.toolResponded', (p) => {
+          const response = p as WebMcpResponse;
+          const waiter = s.waiting.get(p.invocationId);
+          if (waiter) waiter(response);
+          else s.responses.set(p.invocationId, response);
         });
         return s;
       })();
       this.states.set(page, state);
     }
     return state;
+  }
+
+  /** The service's protocol on the current tab. */
+  async service(): Promise<ServiceProtocol> {
+    return (await this.state(await this.page())).service;
   }
 
   /** The element a `target` (or `ref`, its older name) names: a snapshot reference or a selector. */
@@ -137,10 +146,12 @@ export class BrowserTools {
   }
 
   /** Run an `Antibot` command on the current page; its `success: false` becomes an error with the reason. */
-  async human(method: string, params: Record<string, unknown>): Promise<void> {
-    const { cdp } = await this.state(await this.page());
-    const answer = (await cdp.send(method as never, params as never)) as { success?: boolean; error?: string };
-    if (answer.success === false) throw new Error(answer.error ?? `${method} did not succeed`);
+  async human<M extends ServiceCommand & `Antibot.${string}`>(method: M, params: ServiceParams<M>): Promise<void> {
+    const answer = (await (await this.service()).send(method, params as never)) as {
+      success?: boolean;
+      errorMessage?: string;
+    };
+    if (answer.success === false) throw new Error(answer.errorMessage ?? `${method} did not succeed`);
   }
 
   /** The page as an agent reads it: address, title and the accessibility snapshot with references. */
@@ -166,13 +177,13 @@ export class BrowserTools {
       const tools = new Map<string, WebMcpTool>();
       state.webmcp = tools;
       const key = (t: WebMcpTool) => `${t.frameId}\u0000${t.name}`;
-      state.cdp.on('WebMCP.toolsAdded' as never, (p: { tools: WebMcpTool[] }) => {
+      state.service.on('WebMCP.toolsAdded', (p) => {
         for (const t of p.tools) tools.set(key(t), t);
       });
-      state.cdp.on('WebMCP.toolsRemoved' as never, (p: { tools: WebMcpTool[] }) => {
+      state.service.on('WebMCP.toolsRemoved', (p) => {
         for (const t of p.tools) tools.delete(key(t));
       });
-      await state.cdp.send('WebMCP.enable' as never);
+      await state.service.send('WebMCP.enable');
       // The tools already registered arrive as events just after the answer.
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -180,23 +191,29 @@ export class BrowserTools {
   }
 
   /** Call a page's WebMCP tool and wait for its answer (`timeout` ms). */
-  async callWebmcp(tool: WebMcpTool, input: unknown, timeout: number): Promise<Record<string, unknown>> {
+  async callWebmcp(tool: WebMcpTool, input: Record<string, unknown>, timeout: number): Promise<WebMcpResponse> {
     const state = await this.state(await this.page());
-    const { invocationId } = (await state.cdp.send(
-      'WebMCP.invokeTool' as never,
-      { toolName: tool.name, frameId: tool.frameId, input } as never,
-    )) as { invocationId: string };
-    const deadline = Date.now() + timeout;
-    while (!state.responses.has(invocationId)) {
-      if (Date.now() > deadline) {
-        await state.cdp.send('WebMCP.cancelInvocation' as never, { invocationId } as never).catch(() => {});
-        throw new Error(`the page's tool ${tool.name} did not answer within ${timeout / 1000} s`);
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    const response = state.responses.get(invocationId) as Record<string, unknown>;
+    const { invocationId } = await state.service.send('WebMCP.invokeTool', {
+      toolName: tool.name,
+      frameId: tool.frameId,
+      input,
+    });
+    const early = state.responses.get(invocationId);
     state.responses.delete(invocationId);
-    return response;
+    if (early) return early;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await new Promise<WebMcpResponse>((resolve, reject) => {
+        state.waiting.set(invocationId, resolve);
+        timer = setTimeout(() => {
+          void state.service.send('WebMCP.cancelInvocation', { invocationId }).catch(() => {});
+          reject(new Error(`the page's tool ${tool.name} did not answer within ${timeout / 1000} s`));
+        }, timeout);
+      });
+    } finally {
+      clearTimeout(timer);
+      state.waiting.delete(invocationId);
+    }
   }
 }
 
