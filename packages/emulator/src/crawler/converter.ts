@@ -45,13 +45,11 @@ interface Pending {
 }
 
 class ConvertWorker {
-  /** Called when the worker has exited (a failure to start, or a crash). */
-  onExit: () => void = () => {};
   readonly worker: Worker;
   readonly pending = new Map<number, Pending>();
-  alive = true;
 
-  constructor(where: { script: string; eval: boolean }) {
+  /** `exited`: the worker has exited (a failure to start, or a crash). */
+  constructor(where: { script: string; eval: boolean }, exited: () => void) {
     this.worker = new Worker(where.script, { eval: where.eval });
     this.worker.unref();
     this.worker.on('message', (m: { id: number; read?: ReadPage; error?: string }) => {
@@ -63,8 +61,7 @@ class ConvertWorker {
     });
     this.worker.on('error', (e) => this.failAll(e));
     this.worker.on('exit', () => {
-      this.alive = false;
-      this.onExit();
+      exited();
       this.failAll(new Error('the conversion worker exited'));
     });
   }
@@ -81,11 +78,6 @@ let next = 0;
 export class Converter {
   private workers: ConvertWorker[] | undefined;
   private broken = false;
-
-  /** How many conversions are under way. */
-  get busy(): number {
-    return (this.workers ?? []).reduce((n, w) => n + w.pending.size, 0);
-  }
 
   /** `html` read (links, and the `formats` asked for), on a worker when one runs, else here. */
   async read(html: string, url: string, formats: readonly DerivedFormat[]): Promise<ReadPage> {
@@ -108,20 +100,17 @@ export class Converter {
     if (!this.workers) {
       const where = workerScript();
       const count = Math.max(1, Math.min(4, availableParallelism() - 1));
+      // A worker that exits is not started again: the rest of the process reads on its own thread.
+      const exited = () => {
+        this.broken = true;
+      };
       try {
-        this.workers = where ? Array.from({ length: count }, () => new ConvertWorker(where)) : [];
-        // A worker that exits is not started again: the rest of the process reads on its own thread.
-        for (const w of this.workers) {
-          w.onExit = () => {
-            this.broken = true;
-          };
-        }
+        this.workers = where ? Array.from({ length: count }, () => new ConvertWorker(where, exited)) : [];
       } catch {
         this.workers = [];
       }
       if (this.workers.length === 0) this.broken = true;
     }
-    this.workers = this.workers.filter((w) => w.alive);
     return this.workers.reduce<ConvertWorker | undefined>(
       (best, w) => (!best || w.pending.size < best.pending.size ? w : best),
       undefined,

@@ -55,7 +55,7 @@ export class ServiceDomains {
     this.downloads = new Downloads(control);
     this.rendered = new RenderedContent(control, this.targets);
     this.captchas = new Captchas(control, this.targets, (page) => this.antibot(page), this.emit, solveCaptcha);
-    this.webmcp = new WebMcp(control, this.targets, this.emitWebMcp);
+    this.webmcp = new WebMcp(control, this.targets, this.emit);
   }
 
   /** Before the first page: downloads into the session's folder. */
@@ -87,24 +87,14 @@ export class ServiceDomains {
     return antibot;
   }
 
-  /** Tell every client session on `page` an event. */
+  /** Tell every client session on `page` an event; WebMCP's go only to the sessions that enabled it. */
   private readonly emit = <E extends ServiceEvent>(page: string, event: E, params: ServiceEventParams<E>): void => {
     const targetId = this.targets.targetOf(page);
     if (!targetId) return;
-    for (const channel of this.channels) for (const s of channel.sessionsOf(targetId)) channel.emit(s, event, params);
-  };
-
-  /** Tell the client sessions on `page` that enabled WebMCP an event of the domain. */
-  private readonly emitWebMcp = <E extends ServiceEvent>(
-    page: string,
-    event: E,
-    params: ServiceEventParams<E>,
-  ): void => {
-    const targetId = this.targets.targetOf(page);
-    if (!targetId) return;
+    const enabledOnly = event.startsWith('WebMCP.');
     for (const channel of this.channels) {
       const on = this.webmcpOn.get(channel);
-      for (const s of channel.sessionsOf(targetId)) if (on?.has(s)) channel.emit(s, event, params);
+      for (const s of channel.sessionsOf(targetId)) if (!enabledOnly || on?.has(s)) channel.emit(s, event, params);
     }
   };
 

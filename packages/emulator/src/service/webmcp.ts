@@ -7,8 +7,9 @@
  * shapes of docs/wire.md §10. A Chromium that has the domain is left alone: its own answers go
  * through untouched.
  */
-import type { ServiceEvent, ServiceEventParams, ServiceParams } from 'cloud-browser';
+import type { ServiceEventParams, ServiceParams } from 'cloud-browser';
 import type { CdpClient } from '../cdp.js';
+import type { Emit } from './captchas.js';
 import type { Targets } from './targets.js';
 
 /** The binding the page's script reports through (registrations, answers). */
@@ -116,9 +117,6 @@ interface Invocation {
   toolName: string;
 }
 
-/** Tells the clients of a page an event; `only` keeps those that enabled the domain. */
-export type EmitWebMcp = <E extends ServiceEvent>(page: string, event: E, params: ServiceEventParams<E>) => void;
-
 /** One session's WebMCP: its pages' tools, their invocations. */
 export class WebMcp {
   /** Whether Chromium answers the domain itself (then the emulator only adds the navigator alias). */
@@ -131,7 +129,7 @@ export class WebMcp {
   constructor(
     private readonly control: CdpClient,
     private readonly targets: Targets,
-    private readonly emit: EmitWebMcp,
+    private readonly emit: Emit,
   ) {
     control.on('Runtime.executionContextCreated', (params, session) => {
       const context = params.context as { id: number; auxData?: { frameId?: string; isDefault?: boolean } };
