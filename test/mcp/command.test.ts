@@ -3,6 +3,7 @@
  * official MCP SDK's stdio client, against the emulator; and with `--http` through its
  * streamable-HTTP client. The session ends when the agent goes away.
  */
+import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -131,7 +132,11 @@ describe('cloud-browser mcp', () => {
   });
 
   it('refuses a wrong --http port with a clear error and exit code 2', async () => {
-    const running = startUntil([bin, 'mcp', '--http', '70000'], /never/, { env: env() });
-    await expect(running).rejects.toThrow(/--http.*from 0 to 65535/);
+    const run = spawnSync(process.execPath, [bin, 'mcp', '--http', '70000'], { env: env(), encoding: 'utf8' });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/--http.*from 0 to 65535/);
+    expect(run.stdout).toBe('');
+    // Refused before any session was opened.
+    expect(emulator.sessions()).toEqual([]);
   });
 });

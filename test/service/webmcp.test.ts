@@ -31,9 +31,13 @@ describe.each(serviceDrivers)('$name', (driver) => {
     try {
       await page.goto(`${site.url}/tools`);
       const cdp = await page.cdp();
+      // A second session on the page that never enables the domain hears none of its events.
+      const quiet = await page.cdp();
       const heard: Heard[] = [];
+      const overheard: string[] = [];
       for (const event of ['WebMCP.toolsAdded', 'WebMCP.toolsRemoved', 'WebMCP.toolInvoked', 'WebMCP.toolResponded']) {
         cdp.on(event, (params: never) => heard.push({ event, params }));
+        quiet.on(event, () => overheard.push(event));
       }
       await cdp.send('WebMCP.enable');
       const tools = () =>
@@ -91,6 +95,7 @@ describe.each(serviceDrivers)('$name', (driver) => {
           heard.filter((h) => h.event === 'WebMCP.toolsRemoved').flatMap((h) => h.params.tools as { name: string }[]),
         (gone) => gone.some((t) => t.name === 'add'),
       );
+      expect(overheard).toEqual([]);
     } finally {
       await session.close();
     }
