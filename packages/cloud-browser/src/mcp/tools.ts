@@ -36,7 +36,7 @@ const UNTRUSTED =
 const text = (...lines: string[]): ToolResult => ({ content: [{ type: 'text', text: lines.join('\n') }] });
 
 type WebMcpTool = ServiceEventParams<'WebMCP.toolsAdded'>['tools'][number];
-/** A page tool's answer, as the browser sends it (Chromium's own domain words it its way: D31). */
+/** A page tool's answer, as the browser sends it (Chromium's own domain words it its way: docs/decisions.md D31). */
 type WebMcpResponse = ServiceEventParams<'WebMCP.toolResponded'> & Record<string, unknown>;
 
 /** What the tools keep of one page: the service's protocol on it, whether it has human input, its WebMCP tools. */
