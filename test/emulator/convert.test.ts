@@ -3,7 +3,7 @@
  * search that finds the page a query names on a small manual (a relevance set).
  */
 import { describe, expect, it } from 'vitest';
-import { convertPage } from '../../packages/emulator/src/crawler/convert.js';
+import { convertPage, readHtml } from '../../packages/emulator/src/crawler/convert.js';
 import { SearchIndex } from '../../packages/emulator/src/crawler/search.js';
 import { MANUAL, manualHtml, RELEVANCE } from '../fixtures/docs/manual.js';
 
@@ -66,6 +66,28 @@ describe('conversion of a documentation page', () => {
     expect(some.markdown).toBeUndefined();
     expect(some.clean_html).toBeUndefined();
     expect(some.headings).toEqual(['Limits']);
+  });
+
+  it('writes a page whose content is its heading alone (a chapter and its table of contents) as that heading, once', () => {
+    const chapter = `<html><head><title>B-Tree Indexes</title></head><body><div class="navheader"><a href="a.html">Prev</a></div>
+<div class="chapter"><div class="titlepage"><div><div><h2 class="title">Chapter 67. B-Tree Indexes</h2></div></div></div>
+<div class="toc"><dl><dt><a href="btree-intro.html">67.1. Introduction</a></dt><dt><a href="btree-behavior.html">67.2. Behavior</a></dt></dl></div></div></body></html>`;
+    const out = convertPage(chapter, URL_);
+    expect(out.markdown).toBe('# Chapter 67. B-Tree Indexes');
+    expect(out.text).toBe('Chapter 67. B-Tree Indexes');
+    expect(out.clean_html).toBe('<h1>Chapter 67. B-Tree Indexes</h1>');
+    expect(out.headings).toEqual([]);
+  });
+
+  it('reads the links of the whole page, chrome included, while its formats leave the chrome out', () => {
+    const read = readHtml(PAGE, URL_, ['markdown']);
+    const links = read.parsed.links.map((l) => l.href);
+    expect(links).toContain('http://127.0.0.1:8000/pricing');
+    expect(links).toContain('http://127.0.0.1:8000/docs/guide/a.html');
+    expect(links).toContain('http://127.0.0.1:8000/terms');
+    expect(read.parsed.title).toBe('Guide');
+    expect(read.converted?.markdown).not.toContain('Pricing');
+    expect(readHtml(PAGE, URL_, []).parsed).toEqual(read.parsed);
   });
 });
 

@@ -7,8 +7,9 @@
  * code with its language, nested inline code as one span), plain text (tables in columns,
  * headings as written) and the content's HTML.
  */
-import { type ChildNode, type Document, type Element, isTag, isText } from 'domhandler';
-import { DomUtils, parseDocument } from 'htmlparser2';
+import { type ChildNode, type Document, DomHandler, type Element, isTag, isText } from 'domhandler';
+import { DomUtils, Parser } from 'htmlparser2';
+import { PageReader, type ParsedPage, parsePage } from './page-reader.js';
 
 /** The derived formats of a page. */
 export type DerivedFormat = 'clean_html' | 'markdown' | 'text';
@@ -61,8 +62,9 @@ const CHROME_NAMES =
 /** Permalink marks beside headings. */
 const PERMALINK_CLASS = /(^|\s)(headerlink|id_link|anchor|anchorjs-link|heading-anchor|hash-link|permalink)(\s|$)/;
 const PERMALINK_TEXT = /^[\s¶§#🔗]*$/u;
-/** Where the main content says it is. */
-const MAIN_HINTS = ['main', 'article'];
+const HEADING = /^h[1-6]$/;
+/** Blocks the main content is never narrowed to: it holds them (a page of a heading alone is the heading's parent). */
+const LEAVES = new Set(['p', 'pre', 'table']);
 
 const BLOCK = new Set([
   'address',
@@ -106,99 +108,184 @@ const BLOCK = new Set([
 const squash = (text: string) => text.replace(/\s+/g, ' ').trim();
 const textOf = (node: ChildNode | Element): string => DomUtils.textContent(node);
 
-/** `href` made absolute against `base`; undefined when it cannot be. */
-export function resolve(href: string, base: string): string | undefined {
-  try {
-    return new URL(href.trim(), base).href;
-  } catch {
-    return undefined;
-  }
-}
-
-function isChrome(el: Element): boolean {
-  if (DROPPED.has(el.name)) return true;
-  const role = el.attribs.role;
+function isChrome(name: string, attribs: Record<string, string>): boolean {
+  if (DROPPED.has(name)) return true;
+  const role = attribs.role;
   if (role && CHROME_ROLES.has(role)) return true;
-  if (el.attribs['aria-hidden'] === 'true' || el.attribs.hidden !== undefined) return true;
-  const names = `${el.attribs.class ?? ''} ${el.attribs.id ?? ''}`;
-  return (
-    names.length > 1 && CHROME_NAMES.test(names) && el.name !== 'body' && el.name !== 'main' && el.name !== 'article'
-  );
+  if (attribs['aria-hidden'] === 'true' || attribs.hidden !== undefined) return true;
+  const names = `${attribs.class ?? ''} ${attribs.id ?? ''}`;
+  return names.length > 1 && name !== 'main' && name !== 'article' && CHROME_NAMES.test(names);
 }
 
-/** Remove the chrome under `root`, permalink marks, and make links and images absolute. */
-function clean(root: Element | Document, base: string): void {
-  const walk = (parent: Element | Document) => {
-    for (const child of [...parent.children]) {
-      if (!isTag(child)) {
-        if (child.type === 'comment' || child.type === 'directive') DomUtils.removeElement(child);
-        continue;
-      }
-      if (isChrome(child)) {
-        DomUtils.removeElement(child);
-        continue;
-      }
-      if (child.name === 'a') {
-        const href = child.attribs.href ?? '';
-        const mark = PERMALINK_CLASS.test(child.attribs.class ?? '') || PERMALINK_TEXT.test(textOf(child));
-        if (href.startsWith('#') && mark && !DomUtils.findOne((e) => e.name === 'img', child.children)) {
-          DomUtils.removeElement(child);
-          continue;
-        }
-        const absolute = href && resolve(href, base);
-        if (absolute) child.attribs.href = absolute;
-      } else if (child.name === 'img' && child.attribs.src) {
-        const absolute = resolve(child.attribs.src, base);
-        if (absolute) child.attribs.src = absolute;
-      }
-      walk(child);
-    }
-  };
-  walk(root);
+/** A permalink mark beside a heading: an in-page link marked so by its class or its text alone. */
+function isPermalink(a: Element): boolean {
+  if (!(a.attribs.href ?? '').startsWith('#')) return false;
+  const mark = PERMALINK_CLASS.test(a.attribs.class ?? '') || PERMALINK_TEXT.test(textOf(a));
+  return mark && !DomUtils.findOne((e) => e.name === 'img', a.children);
 }
 
-/** Characters of readable text under a node that are not link text. */
-function weight(node: Element, memo: Map<Element, number>): number {
-  const known = memo.get(node);
-  if (known !== undefined) return known;
-  let total = 0;
-  for (const child of node.children) {
-    if (isText(child)) total += child.data.replace(/\s+/g, '').length;
-    else if (isTag(child)) total += child.name === 'a' ? 0 : weight(child, memo);
+/** Characters of `text` that are not white space (what `\s` matches). */
+function visibleLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 32 && c < 160) n++;
+    else if (!isSpace(c)) n++;
   }
-  memo.set(node, total);
-  return total;
+  return n;
+}
+
+const isSpace = (c: number) =>
+  c === 32 ||
+  (c >= 9 && c <= 13) ||
+  c === 160 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000 ||
+  c === 0xfeff;
+
+/**
+ * The page's tree as htmlparser2 builds it, less what is never content (docs/decisions.md D30):
+ * the chrome (navigation, headers, footers, sidebars, forms, scripts, and containers named so by
+ * their class or id) and comments are never built, permalink marks go as they close, and each
+ * element is weighed as it closes (characters of text that is not link text). The same parse
+ * feeds the page's reader: its links, title and robots directives.
+ */
+class ContentTree extends DomHandler {
+  readonly reader: PageReader;
+  /** Characters of readable text under each element that are not link text (links weigh nothing). */
+  readonly weights = new Map<Element | Document, number>();
+  /** `<main>`, `role="main"` and `<article>` elements, in document order. */
+  readonly hints: Element[] = [];
+  /** Headings (`<h1>` to `<h6>`), in document order. */
+  readonly headings: Element[] = [];
+  /** The first `<body>`. */
+  body: Element | undefined;
+  /** Links and images, made absolute once the page's base is known. */
+  private readonly linked: Element[] = [];
+  /** How deep the parse is inside an element that is not built. */
+  private skipped = 0;
+  /** How deep the parse is inside links (their text weighs nothing). */
+  private inLinks = 0;
+  /** Characters of readable text so far, and where each open element began. */
+  private counted = 0;
+  private readonly starts: number[] = [];
+
+  constructor(url: string) {
+    super();
+    this.reader = new PageReader(url);
+  }
+
+  override onopentag(name: string, attribs: Record<string, string>): void {
+    this.reader.open(name, attribs);
+    if (this.skipped > 0 || (name !== 'html' && name !== 'body' && isChrome(name, attribs))) {
+      this.skipped++;
+      return;
+    }
+    super.onopentag(name, attribs);
+    const el = this.tagStack[this.tagStack.length - 1] as Element;
+    this.starts.push(this.counted);
+    if (name === 'a') this.inLinks++;
+    if (name === 'body') this.body ??= el;
+    else if (name === 'main' || name === 'article' || attribs.role === 'main') this.hints.push(el);
+    if ((name === 'a' && attribs.href) || (name === 'img' && attribs.src)) this.linked.push(el);
+    else if (HEADING.test(name)) this.headings.push(el);
+  }
+
+  override ontext(data: string): void {
+    this.reader.text(data);
+    if (this.skipped > 0) return;
+    super.ontext(data);
+    if (this.inLinks === 0) this.counted += visibleLength(data);
+  }
+
+  override onclosetag(name = ''): void {
+    this.reader.close(name);
+    if (this.skipped > 0) {
+      this.skipped--;
+      return;
+    }
+    const el = this.tagStack[this.tagStack.length - 1] as Element;
+    super.onclosetag();
+    const start = this.starts.pop() ?? 0;
+    if (el.name === 'a') {
+      this.inLinks--;
+      if (isPermalink(el)) DomUtils.removeElement(el);
+    } else this.weights.set(el, this.counted - start);
+  }
+
+  override oncomment(): void {}
+  override oncommentend(): void {}
+  override onprocessinginstruction(): void {}
+
+  /** The weight of what was read in all (the root's, when the page has no body). */
+  get total(): number {
+    return this.counted;
+  }
+
+  /** Links and images made absolute by the page's resolver. */
+  absolutize(resolveHere: (href: string) => string | undefined): void {
+    for (const el of this.linked) {
+      const key = el.name === 'a' ? 'href' : 'src';
+      const absolute = resolveHere(el.attribs[key] ?? '');
+      if (absolute) el.attribs[key] = absolute;
+    }
+  }
+}
+
+/** Whether `el` is `root` or under it. */
+function within(el: Element, root: Element | Document): boolean {
+  for (let at: Element | Document | null = el; at; at = at.parent as Element | Document | null)
+    if (at === root) return true;
+  return false;
 }
 
 /**
  * The element of the main content: a `<main>`, `role="main"` or a single `<article>` that holds
  * most of the text, else, from the body down, the child that holds three quarters of its
- * parent's text while one does.
+ * parent's text while one does (a block that holds more blocks: not a paragraph, code, a table
+ * or a heading).
  */
-function mainOf(body: Element): Element {
-  const memo = new Map<Element, number>();
-  const total = weight(body, memo) || 1;
-  for (const hint of MAIN_HINTS) {
-    const found = DomUtils.findAll(
-      (e) => e.name === hint || (hint === 'main' && e.attribs.role === 'main'),
-      body.children,
-    );
-    if (found.length === 1 && found[0] && weight(found[0], memo) >= total * 0.5) return found[0];
+function mainOf(tree: ContentTree, root: Element): Element {
+  const weight = (el: Element) => tree.weights.get(el) ?? 0;
+  const total = weight(root) || 1;
+  const isMain = (e: Element) => e.name === 'main' || e.attribs.role === 'main';
+  for (const test of [isMain, (e: Element) => e.name === 'article']) {
+    const found = tree.hints.filter((e) => test(e) && within(e, root));
+    if (found.length === 1 && found[0] && weight(found[0]) >= total * 0.5) return found[0];
   }
-  let at = body;
+  let at = root;
   for (;;) {
-    const own = weight(at, memo);
-    const next = at.children.filter(isTag).find((c) => weight(c, memo) >= own * 0.75);
-    if (!next || BLOCK.has(next.name) === false || next.name === 'p' || next.name === 'pre' || next.name === 'table')
-      return at;
+    const own = weight(at);
+    const next = at.children.filter(isTag).find((c) => weight(c) >= own * 0.75);
+    if (!next || !BLOCK.has(next.name) || LEAVES.has(next.name) || HEADING.test(next.name)) return at;
     at = next;
   }
 }
 
-/** The document's base for relative links: `<base href>` or the page's URL. */
-function baseOf(doc: Document, url: string): string {
-  const base = DomUtils.findOne((e) => e.name === 'base' && e.attribs.href !== undefined, doc.children);
-  return (base && resolve(base.attribs.href ?? '', url)) || url;
+const PARSE_OPTIONS = { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true };
+
+/** What reading a page gives: what the crawl goes on with, and the formats asked for. */
+export interface ReadPage {
+  parsed: ParsedPage;
+  converted?: Converted | undefined;
+}
+
+/**
+ * Read a page fetched from `url` (its final URL) in one parse: its links, title and robots
+ * directives, and the `formats` asked for (none: htmlparser2's tokenizer alone, no tree).
+ */
+export function readHtml(html: string, url: string, formats: readonly DerivedFormat[]): ReadPage {
+  if (formats.length === 0) return { parsed: parsePage(html, url) };
+  const tree = new ContentTree(url);
+  new Parser(tree, PARSE_OPTIONS).end(html);
+  const resolveHere = tree.reader.resolver();
+  tree.absolutize(resolveHere);
+  return { parsed: tree.reader.result(resolveHere), converted: convertTree(tree, formats) };
 }
 
 /**
@@ -209,27 +296,22 @@ function baseOf(doc: Document, url: string): string {
  * // '# Intro\n\nSee [a](http://x/a).'
  */
 export function convertPage(html: string, url: string, formats: readonly DerivedFormat[] = DERIVED_FORMATS): Converted {
-  return convertDocument(parseHtml(html), url, formats);
+  return readHtml(html, url, formats.length ? formats : ['text']).converted as Converted;
 }
 
-/** A page's tree, as the conversion reads it. */
-export function parseHtml(html: string): Document {
-  return parseDocument(html, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
-}
-
-/** Convert a parsed page (the tree is changed: read anything else of it first). */
-export function convertDocument(doc: Document, url: string, formats: readonly DerivedFormat[]): Converted {
-  const base = baseOf(doc, url);
-  const pageTitle = squash(textOf(DomUtils.findOne((e) => e.name === 'title', doc.children) ?? doc));
-  const body = DomUtils.findOne((e) => e.name === 'body', doc.children) ?? (doc as unknown as Element);
-  clean(body, base);
-  const main = mainOf(body);
-  const heading =
-    DomUtils.findOne((e) => e.name === 'h1', [main]) ?? DomUtils.findOne((e) => /^h[1-3]$/.test(e.name), [main]);
-  const title = (heading ? squash(textOf(heading)) : '') || pageTitle;
+/** The page's formats from its tree. */
+function convertTree(tree: ContentTree, formats: readonly DerivedFormat[]): Converted {
+  const root = tree.body ?? (tree.root as unknown as Element);
+  if (!tree.weights.has(root)) tree.weights.set(root, tree.total);
+  const main = mainOf(tree, root);
+  const inMain = tree.headings.filter((h) => within(h, main));
+  const heading = inMain.find((h) => h.name === 'h1') ?? inMain.find((h) => h.name <= 'h3');
+  const title = (heading ? squash(textOf(heading)) : '') || tree.reader.title;
   // Led by its title as an h1: the heading that says it goes.
-  if (heading && squash(textOf(heading)) === title) DomUtils.removeElement(heading);
-  const headings = DomUtils.findAll((e) => /^h[1-6]$/.test(e.name), [main]).map((h) => squash(textOf(h)));
+  const lead = heading && squash(textOf(heading)) === title ? heading : undefined;
+  if (lead) DomUtils.removeElement(lead);
+  // (Within still: a heading inside the one that went went with it.)
+  const headings = inMain.filter((h) => h !== lead && within(h, main)).map((h) => squash(textOf(h)));
   const out: Converted = { title, headings };
   if (formats.includes('clean_html')) {
     const lead = title ? `<h1>${escapeHtml(title)}</h1>\n` : '';

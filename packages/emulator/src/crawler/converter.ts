@@ -8,21 +8,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { type Converted, convertDocument, type DerivedFormat, parseHtml } from './convert.js';
-import { type ParsedPage, parsePage, parseTree } from './formats.js';
-
-/** What reading a page gives: its links, title and robots directives, and its formats. */
-export interface ReadPage {
-  parsed: ParsedPage;
-  converted?: Converted | undefined;
-}
-
-/** Read a page here: one parse, for its links and, when asked, its formats. */
-export function readPage(html: string, url: string, formats: readonly DerivedFormat[]): ReadPage {
-  if (formats.length === 0) return { parsed: parsePage(html, url) };
-  const tree = parseHtml(html);
-  return { parsed: parseTree(tree, url), converted: convertDocument(tree, url, formats) };
-}
+import { type DerivedFormat, type ReadPage, readHtml } from './convert.js';
 
 /**
  * How to start the worker: the built JavaScript beside this module (a chunk at the package's
@@ -82,7 +68,7 @@ export class Converter {
   /** `html` read (links, and the `formats` asked for), on a worker when one runs, else here. */
   async read(html: string, url: string, formats: readonly DerivedFormat[]): Promise<ReadPage> {
     const worker = this.pick();
-    if (!worker) return readPage(html, url, formats);
+    if (!worker) return readHtml(html, url, formats);
     const id = ++next;
     try {
       return await new Promise<ReadPage>((resolve, reject) => {
@@ -91,7 +77,7 @@ export class Converter {
         worker.worker.postMessage({ id, html, url, formats });
       });
     } catch {
-      return readPage(html, url, formats);
+      return readHtml(html, url, formats);
     }
   }
 

@@ -12,7 +12,8 @@ import { converter } from './converter.js';
 import type { EmulatedCrawl } from './crawl.js';
 import { bodyType, decodeText } from './decode.js';
 import { type FetchedPage, FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from './fetch-page.js';
-import { contentOf, extract, keepFormats, type ParsedPage, sitemapLocs } from './formats.js';
+import { contentOf, extract, keepFormats, sitemapLocs } from './formats.js';
+import type { ParsedPage } from './page-reader.js';
 import {
   ALLOW_ALL,
   DISALLOW_ALL,

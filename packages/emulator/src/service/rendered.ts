@@ -57,7 +57,8 @@ export class RenderedContent {
     const { type, url } = result.value;
     if (!/html|xml/.test(type)) return this.nonHtml(page, type, url);
     const html = await this.html(page, params.renderIframe !== false);
-    if (params.format === 'markdown') return { content: convertPage(html, url).markdown, type: 'markdown' };
+    if (params.format === 'markdown')
+      return { content: convertPage(html, url, ['markdown']).markdown, type: 'markdown' };
     return { content: html, type: 'text' };
   }
 
