@@ -372,10 +372,12 @@ function blocksOf(nodes: ChildNode[], block: (el: Element) => string, inline: (n
   let out = '';
   let run = '';
   const flush = () => {
-    const text = run
-      .replace(/[ \t]+/g, ' ')
-      .replace(/ *\n */g, '\n')
-      .trim();
+    if (run === '') return;
+    // Spaces squeezed and lines trimmed where there are any: a plain search finds none in most runs.
+    let text = run;
+    if (text.includes('  ') || text.includes('\t')) text = text.replace(/[ \t]+/g, ' ');
+    if (text.includes('\n')) text = text.replace(/ *\n */g, '\n');
+    text = text.trim();
     if (text) out += `\n\n${text}\n\n`;
     run = '';
   };
