@@ -485,7 +485,9 @@ export class CrawlRun {
     const indexed =
       c.search && searchable && !directives.noindex && (previous?.hash !== record.hash || !this.isRefresh);
     if (indexed) {
-      crawl.index.put(record.url, record.title, indexText ?? contentOf(record, 'text') ?? '', record.headings);
+      // The index keeps the page's terms; its text is read again from the crawl's file for passages.
+      const read = () => contentOf(record, 'text') ?? '';
+      crawl.index.put(record.url, record.title, indexText ?? read(), record.headings, read);
     }
     const formats: ContentFormat[] = [...(c.content_formats ?? [])];
     crawl.host.emit(crawl, 'crawler_url_visited', () => ({

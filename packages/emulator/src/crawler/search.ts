@@ -16,7 +16,8 @@ const tokens = (text: string) => (text.toLowerCase().match(WORD) ?? []).filter((
 interface Doc {
   url: string;
   title: string;
-  text: string;
+  /** Its text, read again for proximity and passages (from the crawl's file, not kept here). */
+  text: () => string;
   /** Its weighted length: each field's words times the field's weight. */
   length: number;
   /** Weighted term frequencies. */
@@ -55,11 +56,12 @@ export class SearchIndex implements Corpus {
     return this.frequencies.get(term) ?? 0;
   }
 
-  /** Add or replace a page (its headings among its text's lines); gives whether it changed. */
-  put(url: string, title: string, text: string, headings: readonly string[] = []): boolean {
-    const old = this.byUrl.get(url);
-    if (old && old.text === text && old.title === title) return false;
-    if (old) this.remove(url);
+  /**
+   * Add or replace a page (its headings among its text's lines). `read` gives its text again
+   * when a search needs it (by default the index keeps `text`).
+   */
+  put(url: string, title: string, text: string, headings: readonly string[] = [], read = () => text): void {
+    this.remove(url);
     const terms = new Map<string, number>();
     let length = 0;
     const field = (words: string[], weight: number) => {
@@ -71,9 +73,8 @@ export class SearchIndex implements Corpus {
     field(tokens(headings.join(' ')), FIELD_WEIGHTS.headings - FIELD_WEIGHTS.body);
     field(tokens(text), FIELD_WEIGHTS.body);
     for (const t of terms.keys()) this.frequencies.set(t, this.df(t) + 1);
-    this.byUrl.set(url, { url, title, text, length, terms });
+    this.byUrl.set(url, { url, title, text: read, length, terms });
     this.totalLength += length;
-    return true;
   }
 
   remove(url: string): void {
@@ -104,7 +105,7 @@ export class SearchIndex implements Corpus {
     scored.sort((a, b) => b.score - a.score);
     // The best candidates again, by how close together the query's words stand in them.
     for (const hit of scored.slice(0, PROXIMITY_CANDIDATES))
-      hit.score *= 1 + PROXIMITY_WEIGHT * proximity(hit.doc.text, q, idf);
+      hit.score *= 1 + PROXIMITY_WEIGHT * proximity(hit.doc.text(), q, idf);
     return scored
       .sort((a, b) => b.score - a.score || a.doc.url.localeCompare(b.doc.url))
       .slice(0, limit)
@@ -112,7 +113,7 @@ export class SearchIndex implements Corpus {
         url: doc.url,
         title: doc.title,
         score: Number(score.toFixed(4)),
-        snippet: passage(doc.text, idf),
+        snippet: passage(doc.text(), idf),
       }));
   }
 }
