@@ -79,6 +79,17 @@ describe('conversion of a documentation page', () => {
     expect(out.headings).toEqual([]);
   });
 
+  it('writes clean HTML that is HTML: text and attributes escaped again after the parse decoded them', () => {
+    const html = convertPage(
+      '<main><h1>T</h1><p>Use &lt;div&gt; &amp; <a href="/x?a=1&amp;b=2" title="&quot;q&quot;">x</a></p><pre>if a &lt; b</pre></main>',
+      URL_,
+      ['clean_html'],
+    ).clean_html;
+    expect(html).toBe(
+      '<h1>T</h1>\n<p>Use &lt;div&gt; &amp; <a href="http://127.0.0.1:8000/x?a=1&amp;b=2" title="&quot;q&quot;">x</a></p><pre>if a &lt; b</pre>',
+    );
+  });
+
   it('reads the links of the whole page, chrome included, while its formats leave the chrome out', () => {
     const read = readHtml(PAGE, URL_, ['markdown']);
     const links = read.parsed.links.map((l) => l.href);

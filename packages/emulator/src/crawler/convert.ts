@@ -315,7 +315,7 @@ function convertTree(tree: ContentTree, formats: readonly DerivedFormat[]): Conv
   const out: Converted = { title, headings };
   if (formats.includes('clean_html')) {
     const lead = title ? `<h1>${escapeHtml(title)}</h1>\n` : '';
-    out.clean_html = `${lead}${DomUtils.getInnerHTML(main, { decodeEntities: false })}`.trim();
+    out.clean_html = `${lead}${DomUtils.getInnerHTML(main, { encodeEntities: 'utf8' })}`.trim();
   }
   if (formats.includes('markdown')) {
     const body = new MarkdownWriter().write(main);
