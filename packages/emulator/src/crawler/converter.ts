@@ -1,6 +1,6 @@
 /**
- * Pages read beside the crawl (docs/decisions.md D30): worker threads (one per core but the
- * crawl's own) parse each page once, for its links and the formats the crawl keeps, while the
+ * Pages read beside the crawl (docs/decisions.md D30): worker threads (one per core, at most
+ * four: the crawl's own thread mostly waits on the network) parse each page once, for its links and the formats the crawl keeps, while the
  * crawl's thread fetches the next ones. A worker that cannot start or fails leaves the reading to
  * the calling thread: slower, never wrong.
  */
@@ -85,7 +85,7 @@ export class Converter {
     if (this.broken) return undefined;
     if (!this.workers) {
       const where = workerScript();
-      const count = Math.max(1, Math.min(4, availableParallelism() - 1));
+      const count = Math.max(1, Math.min(4, availableParallelism()));
       // A worker that exits is not started again: the rest of the process reads on its own thread.
       const exited = () => {
         this.broken = true;
