@@ -20,10 +20,10 @@ export class PageBodies {
   #unwatch: (() => void) | undefined;
   #size = 0;
 
-  /** Keep `text`; returns where it is. */
-  put(text: string): BodyRef {
+  /** Keep `text` (or its UTF-8 bytes); returns where it is. */
+  put(text: string | Uint8Array): BodyRef {
     const fd = this.#open();
-    const bytes = Buffer.from(text, 'utf8');
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
     const ref = { at: this.#size, length: bytes.length };
     let written = 0;
     while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, ref.at + written);

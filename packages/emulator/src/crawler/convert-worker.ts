@@ -4,7 +4,7 @@ import { type DerivedFormat, readHtml } from './convert.js';
 
 interface Job {
   id: number;
-  html: string;
+  html: string | Uint8Array;
   url: string;
   formats: DerivedFormat[];
 }

@@ -267,6 +267,11 @@ function mainOf(tree: ContentTree, root: Element): Element {
   }
 }
 
+const UTF8 = new TextDecoder();
+
+/** A page's HTML as text: UTF-8 bytes decoded. */
+export const htmlText = (page: string | Uint8Array): string => (typeof page === 'string' ? page : UTF8.decode(page));
+
 const PARSE_OPTIONS = { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true };
 
 /** What reading a page gives: what the crawl goes on with, and the formats asked for. */
@@ -277,9 +282,11 @@ export interface ReadPage {
 
 /**
  * Read a page fetched from `url` (its final URL) in one parse: its links, title and robots
- * directives, and the `formats` asked for (none: htmlparser2's tokenizer alone, no tree).
+ * directives, and the `formats` asked for (none: htmlparser2's tokenizer alone, no tree). The
+ * page as text, or as UTF-8 bytes.
  */
-export function readHtml(html: string, url: string, formats: readonly DerivedFormat[]): ReadPage {
+export function readHtml(page: string | Uint8Array, url: string, formats: readonly DerivedFormat[]): ReadPage {
+  const html = htmlText(page);
   if (formats.length === 0) return { parsed: parsePage(html, url) };
   const tree = new ContentTree(url);
   new Parser(tree, PARSE_OPTIONS).end(html);

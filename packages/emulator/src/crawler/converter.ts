@@ -65,8 +65,11 @@ export class Converter {
   private workers: ConvertWorker[] | undefined;
   private broken = false;
 
-  /** `html` read (links, and the `formats` asked for), on a worker when one runs, else here. */
-  async read(html: string, url: string, formats: readonly DerivedFormat[]): Promise<ReadPage> {
+  /**
+   * `html` read (links, and the `formats` asked for), on a worker when one runs, else here. Bytes
+   * (UTF-8) are copied once and handed over, not serialized as a string would be.
+   */
+  async read(html: string | Uint8Array, url: string, formats: readonly DerivedFormat[]): Promise<ReadPage> {
     const worker = this.pick();
     if (!worker) return readHtml(html, url, formats);
     const id = ++next;
@@ -74,7 +77,11 @@ export class Converter {
       return await new Promise<ReadPage>((resolve, reject) => {
         worker.pending.set(id, { resolve, reject });
         worker.worker.ref();
-        worker.worker.postMessage({ id, html, url, formats });
+        if (typeof html === 'string') worker.worker.postMessage({ id, html, url, formats });
+        else {
+          const bytes = new Uint8Array(html);
+          worker.worker.postMessage({ id, html: bytes, url, formats }, [bytes.buffer]);
+        }
       });
     } catch {
       return readHtml(html, url, formats);

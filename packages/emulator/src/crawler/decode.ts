@@ -106,6 +106,11 @@ function metaCharset(bytes: Uint8Array): string | undefined {
   return undefined;
 }
 
+/** UTF-8 bytes without their byte order mark, as a decoder reads them. */
+export function withoutBom(bytes: Uint8Array): Uint8Array {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+}
+
 /** The encoding to decode a body with, and why. */
 export function detectEncoding(bytes: Uint8Array, type: BodyType): { encoding: string; source: string } {
   const bom = bomOf(bytes);

@@ -7,10 +7,10 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { CONTENT_FORMATS, type ContentFormat } from 'cloud-browser/crawler';
-import { DERIVED_FORMATS } from './convert.js';
+import { DERIVED_FORMATS, htmlText } from './convert.js';
 import { converter } from './converter.js';
 import type { EmulatedCrawl } from './crawl.js';
-import { bodyType, decodeText } from './decode.js';
+import { type BodyType, bodyType, decodeText, detectEncoding, withoutBom } from './decode.js';
 import { type FetchedPage, FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from './fetch-page.js';
 import { contentOf, extract, keepFormats, sitemapLocs } from './formats.js';
 import type { ParsedPage } from './page-reader.js';
@@ -433,6 +433,38 @@ export class CrawlRun {
   }
 
   /**
+   * An HTML page kept and read (its links, and the formats the crawl keeps, in one parse on a
+   * worker thread beside the crawl; converted now, so that reading them back converts nothing). A
+   * UTF-8 page's bytes go to the crawl's file and to the worker as they came (decoded there, once);
+   * a page in another encoding as its decoded text.
+   */
+  private async readHtml(
+    record: PageRecord,
+    body: Buffer,
+    type: BodyType,
+  ): Promise<{ page: ParsedPage; indexText: string | undefined }> {
+    const c = this.c;
+    record.encoding = detectEncoding(body, type).encoding;
+    const html = record.encoding === 'utf-8' ? withoutBom(body) : decodeText(body, type).text;
+    record.html = this.crawl.bodies.put(html);
+    const wanted = [
+      ...(c.content_formats?.length ? c.content_formats : CONTENT_FORMATS),
+      ...(c.search ? ['text'] : []),
+    ];
+    const missing = DERIVED_FORMATS.filter((f) => wanted.includes(f) && record.formats?.[f] === undefined);
+    const read = await converter.read(html, record.url, missing);
+    let indexText: string | undefined;
+    if (read.converted) {
+      const { title: _title, headings, ...converted } = read.converted;
+      keepFormats(record, converted);
+      record.headings = headings;
+      indexText = converted.text;
+    }
+    if (c.extraction_rules) record.extracted = extract(htmlText(html), c.extraction_rules);
+    return { page: read.parsed, indexText };
+  }
+
+  /**
    * A page fetched well: decoded, read (its links, and the formats the crawl keeps, in one parse
    * on a worker thread beside the crawl), stored, indexed, told, and its links queued.
    */
@@ -449,30 +481,12 @@ export class CrawlRun {
     if (previous?.hash === record.hash && previous.formats) record.formats = previous.formats;
     let page: ParsedPage | undefined;
     let indexText: string | undefined;
-    if (type.kind === 'html' || type.kind === 'text') {
+    if (type.kind === 'html') ({ page, indexText } = await this.readHtml(record, res.body, type));
+    else if (type.kind === 'text') {
       const { text, encoding } = decodeText(res.body, type);
       record.encoding = encoding;
-      if (type.kind === 'html') {
-        record.html = crawl.bodies.put(text);
-        // Converted now, so that reading the contents back converts nothing.
-        const wanted = [
-          ...(c.content_formats?.length ? c.content_formats : CONTENT_FORMATS),
-          ...(c.search ? ['text'] : []),
-        ];
-        const missing = DERIVED_FORMATS.filter((f) => wanted.includes(f) && record.formats?.[f] === undefined);
-        const read = await converter.read(text, record.url, missing);
-        page = read.parsed;
-        if (read.converted) {
-          const { title: _title, headings, ...converted } = read.converted;
-          keepFormats(record, converted);
-          record.headings = headings;
-          indexText = converted.text;
-        }
-        if (c.extraction_rules) record.extracted = extract(text, c.extraction_rules);
-      } else {
-        record.text = crawl.bodies.put(text);
-        indexText = text;
-      }
+      record.text = crawl.bodies.put(text);
+      indexText = text;
     }
     record.title = page?.title ?? '';
     const directives = pageDirectives(
