@@ -62,7 +62,9 @@ const CHROME_NAMES =
 /** Permalink marks beside headings. */
 const PERMALINK_CLASS = /(^|\s)(headerlink|id_link|anchor|anchorjs-link|heading-anchor|hash-link|permalink)(\s|$)/;
 const PERMALINK_TEXT = /^[\s¶§#🔗]*$/u;
-const HEADING = /^h[1-6]$/;
+/** Whether an element is a heading, `h1` to `h6` (called for every element: no pattern). */
+const isHeading = (name: string) =>
+  name.length === 2 && name.charCodeAt(0) === 104 && name.charCodeAt(1) >= 49 && name.charCodeAt(1) <= 54;
 /** Blocks the main content is never narrowed to: it holds them (a page of a heading alone is the heading's parent). */
 const LEAVES = new Set(['p', 'pre', 'table']);
 
@@ -113,8 +115,9 @@ function isChrome(name: string, attribs: Record<string, string>): boolean {
   const role = attribs.role;
   if (role && CHROME_ROLES.has(role)) return true;
   if (attribs['aria-hidden'] === 'true' || attribs.hidden !== undefined) return true;
-  const names = `${attribs.class ?? ''} ${attribs.id ?? ''}`;
-  return names.length > 1 && name !== 'main' && name !== 'article' && CHROME_NAMES.test(names);
+  const { class: names, id } = attribs;
+  if ((names === undefined && id === undefined) || name === 'main' || name === 'article') return false;
+  return (names !== undefined && CHROME_NAMES.test(names)) || (id !== undefined && CHROME_NAMES.test(id));
 }
 
 /** A permalink mark beside a heading: an in-page link marked so by its class or its text alone. */
@@ -193,7 +196,7 @@ class ContentTree extends DomHandler {
     if (name === 'body') this.body ??= el;
     else if (name === 'main' || name === 'article' || attribs.role === 'main') this.hints.push(el);
     if ((name === 'a' && attribs.href) || (name === 'img' && attribs.src)) this.linked.push(el);
-    else if (HEADING.test(name)) this.headings.push(el);
+    else if (isHeading(name)) this.headings.push(el);
   }
 
   override ontext(data: string): void {
@@ -215,7 +218,10 @@ class ContentTree extends DomHandler {
     if (el.name === 'a') {
       this.inLinks--;
       if (isPermalink(el)) DomUtils.removeElement(el);
-    } else this.weights.set(el, this.counted - start);
+      return;
+    }
+    // Only blocks (and a main by its role) can be the main content: only they are weighed.
+    if (BLOCK.has(el.name) || el.attribs.role === 'main') this.weights.set(el, this.counted - start);
   }
 
   override oncomment(): void {}
@@ -261,8 +267,10 @@ function mainOf(tree: ContentTree, root: Element): Element {
   let at = root;
   for (;;) {
     const own = weight(at);
+    // (An element that is not a block weighs 0 here: had it held three quarters, no other child
+    // could, and the descent would end at `at` all the same.)
     const next = at.children.filter(isTag).find((c) => weight(c) >= own * 0.75);
-    if (!next || !BLOCK.has(next.name) || LEAVES.has(next.name) || HEADING.test(next.name)) return at;
+    if (!next || !BLOCK.has(next.name) || LEAVES.has(next.name) || isHeading(next.name)) return at;
     at = next;
   }
 }
