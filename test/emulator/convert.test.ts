@@ -79,6 +79,25 @@ describe('conversion of a documentation page', () => {
     expect(out.headings).toEqual([]);
   });
 
+  it('keeps a reference page whole: its name, synopsis and description beside the long section of its options', () => {
+    const options = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `<dt><code>--option-${i}</code></dt><dd><p>What option ${i} does, at some length, so that the options hold most of the page's text.</p></dd>`,
+    ).join('');
+    const page = `<html><head><title>pg_tool</title></head><body><div class="navheader"><a href="a.html">Prev</a></div>
+<div class="refentry"><div class="refnamediv"><h2>pg_tool</h2><p>pg_tool — copy a database into a file</p></div>
+<div class="refsynopsisdiv"><h2>Synopsis</h2><p><code>pg_tool [option...] [dbname]</code></p></div>
+<div class="refsect1"><h2>Description</h2><p>pg_tool copies a database.</p></div>
+<div class="refsect1"><h2>Options</h2><div class="note"><h3>Note</h3><p>Read this first.</p></div><dl>${options}</dl></div></div></body></html>`;
+    const out = convertPage(page, URL_);
+    expect(out.title).toBe('pg_tool');
+    expect(out.markdown).toMatch(/^# pg_tool\n\npg\\_tool — copy a database into a file\n\n## Synopsis\n/);
+    expect(out.markdown).toContain('## Description\n\npg\\_tool copies a database.');
+    expect(out.markdown).toContain('`--option-5`');
+    expect(out.headings).toEqual(['Synopsis', 'Description', 'Options', 'Note']);
+  });
+
   it('writes clean HTML that is HTML: text and attributes escaped again after the parse decoded them', () => {
     const html = convertPage(
       '<main><h1>T</h1><p>Use &lt;div&gt; &amp; <a href="/x?a=1&amp;b=2" title="&quot;q&quot;">x</a></p><pre>if a &lt; b</pre></main>',

@@ -252,8 +252,9 @@ function within(el: Element, root: Element | Document): boolean {
 
 /**
  * The element of the main content: a `<main>`, `role="main"` or a single `<article>` that holds
- * most of the text, else, from the body down, the child that holds three quarters of its
- * parent's text while one does (a block that holds more blocks: not a paragraph, code, a table
+ * most of the text, else, from the body down, the child that holds nine tenths of its parent's
+ * text while one does (the chrome is gone already: what is left beside the content is little,
+ * while a reference page's synopsis and description beside its long options are a fifth) (a block that holds more blocks: not a paragraph, code, a table
  * or a heading).
  */
 function mainOf(tree: ContentTree, root: Element): Element {
@@ -267,9 +268,9 @@ function mainOf(tree: ContentTree, root: Element): Element {
   let at = root;
   for (;;) {
     const own = weight(at);
-    // (An element that is not a block weighs 0 here: had it held three quarters, no other child
+    // (An element that is not a block weighs 0 here: had it held nine tenths, no other child
     // could, and the descent would end at `at` all the same.)
-    const next = at.children.filter(isTag).find((c) => weight(c) >= own * 0.75);
+    const next = at.children.filter(isTag).find((c) => weight(c) >= own * 0.9);
     if (!next || !BLOCK.has(next.name) || LEAVES.has(next.name) || isHeading(next.name)) return at;
     at = next;
   }
