@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { convertPage, readHtml } from '../../packages/emulator/src/crawler/convert.js';
 import { SearchIndex } from '../../packages/emulator/src/crawler/search.js';
-import { MANUAL, manualHtml, RELEVANCE } from '../fixtures/docs/manual.js';
+import { MANUAL, manualHtml, NAMED_BY_TITLE, RELEVANCE } from '../fixtures/docs/manual.js';
 
 const URL_ = 'http://127.0.0.1:8000/docs/guide/page.html';
 const PAGE = `<!doctype html><html><head><title>Guide</title><base href="/docs/guide/"></head><body>
@@ -141,6 +141,12 @@ describe('search on a manual', () => {
     const first = ranks.filter((r) => r.rank === 1).length / ranks.length;
     expect(ranks.filter((r) => r.rank === 0 || r.rank > 3)).toEqual([]);
     expect(first).toBeGreaterThanOrEqual(0.8);
+  });
+
+  it('ranks first the page a query names by its title, whatever the length of the pages that repeat its words', () => {
+    const named = ranks.filter((r) => NAMED_BY_TITLE.some(([query]) => query === r.query));
+    expect(named).toHaveLength(NAMED_BY_TITLE.length);
+    expect(named.filter((r) => r.rank !== 1)).toEqual([]);
   });
 
   it('ranks the numeric types page first for the maximum value of a bigint, above the extension that repeats the words', () => {

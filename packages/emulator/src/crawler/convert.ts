@@ -254,7 +254,8 @@ function within(el: Element, root: Element | Document): boolean {
  * The element of the main content: a `<main>`, `role="main"` or a single `<article>` that holds
  * most of the text, else, from the body down, the child that holds nine tenths of its parent's
  * text while one does (the chrome is gone already: what is left beside the content is little,
- * while a reference page's synopsis and description beside its long options are a fifth) (a block that holds more blocks: not a paragraph, code, a table
+ * while a reference page's synopsis and description beside its long options are a fifth), and
+ * no heading stands before it (the heading that names a section goes with it) (a block that holds more blocks: not a paragraph, code, a table
  * or a heading).
  */
 function mainOf(tree: ContentTree, root: Element): Element {
@@ -270,8 +271,12 @@ function mainOf(tree: ContentTree, root: Element): Element {
     const own = weight(at);
     // (An element that is not a block weighs 0 here: had it held nine tenths, no other child
     // could, and the descent would end at `at` all the same.)
-    const next = at.children.filter(isTag).find((c) => weight(c) >= own * 0.9);
+    const children = at.children.filter(isTag);
+    const i = children.findIndex((c) => weight(c) >= own * 0.9);
+    const next = children[i];
     if (!next || !BLOCK.has(next.name) || LEAVES.has(next.name) || isHeading(next.name)) return at;
+    // A heading before it names it: the content is the heading's section, not the part after it.
+    if (children.slice(0, i).some((c) => isHeading(c.name))) return at;
     at = next;
   }
 }

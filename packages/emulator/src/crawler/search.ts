@@ -1,31 +1,88 @@
 /**
  * BM25F over the pages of crawls (docs/decisions.md D30): a term counts three times in the
- * title, twice in a heading and once in the body, so the page a query names (by its title or a
- * heading) outranks pages that mention the words in passing; passages for snippets and the
- * prompt answer. Each crawl
+ * title, twice in a heading and once in the body, each field tempered by its own length, and a
+ * page the query names by its title gains beyond the counts, so the page a query names outranks
+ * pages that mention the words in passing; passages for snippets and the prompt answer. Each crawl
  * keeps its own index; a search over several scores every page with the statistics of all of
  * them together (document count, document frequencies, average length), so that scores are
  * those of one index over the union and compare across crawls.
  */
 
-const WORD = /[\p{L}\p{N}]+/gu;
-// A light stemmer: plural and third-person s, so "costs" finds "cost" and "subscriptions" "subscription".
-const stem = (t: string) => (t.length > 3 && t.endsWith('s') && !t.endsWith('ss') ? t.slice(0, -1) : t);
-const tokens = (text: string) => (text.toLowerCase().match(WORD) ?? []).filter((t) => t.length > 1).map(stem);
+/** A word, or words joined by hyphens or underscores (`pg_dump`, `B-Tree`). */
+const WORD = /[\p{L}\p{N}]+(?:[-_][\p{L}\p{N}]+)*/gu;
+/**
+ * A light stemmer: plural and third-person s (and es after s, x, z, ch, sh), so "costs" finds
+ * "cost", "subscriptions" "subscription" and "indexes" "index".
+ */
+const stem = (t: string) => {
+  if (t.length <= 3 || !t.endsWith('s') || t.endsWith('ss')) return t;
+  return /(?:[sxz]|ch|sh)es$/.test(t) ? t.slice(0, -2) : t.slice(0, -1);
+};
+/**
+ * The words of a text, lower-cased and stemmed; a joined word gives its parts and its parts run
+ * together, so "pg_dump" and "B-Tree" are found by "pg_dump", "dump", "btree" and "tree".
+ */
+const tokens = (text: string) => {
+  const out: string[] = [];
+  for (const word of text.toLowerCase().match(WORD) ?? []) {
+    const parts = word.split(/[-_]/);
+    for (const part of parts) if (part.length > 1) out.push(stem(part));
+    if (parts.length > 1) out.push(stem(parts.join('')));
+  }
+  return out;
+};
+/** A title without its section number ("9.4. ", "Chapter 31. ", "F.32. "): what names the page. */
+const NUMBERING = /^\s*(?:(?:chapter|part|appendix|section)\s+[\dA-Z]+\.?\s+|(?:\d+|[A-Z])(?:\.\d+)*\.\s+)/i;
+
+/** A page's fields, as the index scores them. */
+type Field = 'title' | 'headings' | 'body';
+const FIELDS: readonly Field[] = ['title', 'headings', 'body'];
 
 interface Doc {
   url: string;
   title: string;
   /** Its text, read again for proximity and passages (from the crawl's file, not kept here). */
   text: () => string;
-  /** Its weighted length: each field's words times the field's weight. */
-  length: number;
-  /** Weighted term frequencies. */
-  terms: Map<string, number>;
+  /** Words in each field. */
+  lengths: Record<Field, number>;
+  /** Term frequencies in each field (the body's include the headings' words, as its text does). */
+  terms: Record<Field, Map<string, number>>;
 }
 
 /** How much a word weighs in each field. */
 export const FIELD_WEIGHTS = { title: 3, headings: 2, body: 1 } as const;
+/**
+ * How much each field's length tempers its frequencies (BM25F's b, per field): a body is
+ * normalised fully, a title or a heading list barely, so that a long page named by the query is
+ * not outranked by a short one that only mentions it.
+ */
+const FIELD_B = { title: 0.3, headings: 0.3, body: 0.75 } as const;
+const K1 = 1.2;
+
+/**
+ * How much a page the query names gains beyond its words' counts (which saturate: a long page
+ * that says "table" a thousand times cannot gain from its title saying it too): its score times
+ * 1 + this times how fully the query names its title (or, less, its headings).
+ */
+const TITLE_BOOST = 1;
+
+/**
+ * How fully the query names the page, from 0 to 1: the share of the query's weight (by idf) that
+ * its title holds, from half to all of it as the query holds more of the title's words (so
+ * "CREATE TABLE" is named more fully than "CREATE TABLE AS"); half the share its headings hold,
+ * when more.
+ */
+function named(doc: Doc, query: readonly string[], idf: ReadonlyMap<string, number>): number {
+  const total = query.reduce((sum, t) => sum + (idf.get(t) ?? 0), 0) || 1;
+  const held = (terms: Map<string, number>) =>
+    query.reduce((sum, t) => sum + (terms.has(t) ? (idf.get(t) ?? 0) : 0), 0) / total;
+  const titleWords = doc.lengths.title || 1;
+  const inTitle = query.reduce((n, t) => n + (doc.terms.title.get(t) ?? 0), 0);
+  return Math.max(
+    held(doc.terms.title) * (0.5 + 0.5 * Math.min(1, inTitle / titleWords)),
+    held(doc.terms.headings) / 2,
+  );
+}
 
 /** One search hit. */
 export interface Hit {
@@ -35,17 +92,24 @@ export interface Hit {
   snippet: string;
 }
 
-/** The statistics BM25 scores with: those of one index, or of several summed. */
+/** The statistics BM25F scores with: those of one index, or of several summed. */
 export interface Corpus {
   docs: number;
-  totalLength: number;
+  /** Words in each field, over all pages. */
+  totalLengths: Record<Field, number>;
   df(term: string): number;
 }
+
+const countOf = (words: readonly string[]) => {
+  const counts = new Map<string, number>();
+  for (const t of words) counts.set(t, (counts.get(t) ?? 0) + 1);
+  return counts;
+};
 
 export class SearchIndex implements Corpus {
   private readonly byUrl = new Map<string, Doc>();
   private readonly frequencies = new Map<string, number>();
-  totalLength = 0;
+  readonly totalLengths: Record<Field, number> = { title: 0, headings: 0, body: 0 };
 
   /** How many pages the index holds. */
   get docs(): number {
@@ -62,45 +126,52 @@ export class SearchIndex implements Corpus {
    */
   put(url: string, title: string, text: string, headings: readonly string[] = [], read = () => text): void {
     this.remove(url);
-    const terms = new Map<string, number>();
-    let length = 0;
-    const field = (words: string[], weight: number) => {
-      for (const t of words) terms.set(t, (terms.get(t) ?? 0) + weight);
-      length += words.length * weight;
+    const words = {
+      title: tokens(title.replace(NUMBERING, '')),
+      headings: tokens(headings.join(' ')),
+      body: tokens(text),
     };
-    field(tokens(title), FIELD_WEIGHTS.title);
-    // A heading is also a line of the body: it weighs its own weight in all.
-    field(tokens(headings.join(' ')), FIELD_WEIGHTS.headings - FIELD_WEIGHTS.body);
-    field(tokens(text), FIELD_WEIGHTS.body);
-    for (const t of terms.keys()) this.frequencies.set(t, this.df(t) + 1);
-    this.byUrl.set(url, { url, title, text: read, length, terms });
-    this.totalLength += length;
+    const terms = { title: countOf(words.title), headings: countOf(words.headings), body: countOf(words.body) };
+    const lengths = { title: words.title.length, headings: words.headings.length, body: words.body.length };
+    const all = new Set([...terms.title.keys(), ...terms.headings.keys(), ...terms.body.keys()]);
+    for (const t of all) this.frequencies.set(t, this.df(t) + 1);
+    for (const f of FIELDS) this.totalLengths[f] += lengths[f];
+    this.byUrl.set(url, { url, title, text: read, lengths, terms });
   }
 
   remove(url: string): void {
     const doc = this.byUrl.get(url);
     if (!doc) return;
-    for (const t of doc.terms.keys()) this.frequencies.set(t, this.df(t) - 1);
-    this.totalLength -= doc.length;
+    const all = new Set([...doc.terms.title.keys(), ...doc.terms.headings.keys(), ...doc.terms.body.keys()]);
+    for (const t of all) this.frequencies.set(t, this.df(t) - 1);
+    for (const f of FIELDS) this.totalLengths[f] -= doc.lengths[f];
     this.byUrl.delete(url);
   }
 
-  /** BM25 (k1 1.2, b 0.75) with the statistics of `corpus` (this index alone by default), best first. */
+  /**
+   * BM25F (k1 1.2; each field's frequency tempered by its own length, weighted, summed, then
+   * saturated) with the statistics of `corpus` (this index alone by default), best first.
+   */
   search(query: string, limit = 10, corpus: Corpus = this): Hit[] {
     const q = [...new Set(tokens(query))];
     const n = corpus.docs;
     if (n === 0 || q.length === 0) return [];
-    const avg = corpus.totalLength / n || 1;
+    const average = (f: Field) => corpus.totalLengths[f] / n || 1;
+    const avg = { title: average('title'), headings: average('headings'), body: average('body') };
     const idf = new Map(q.map((t) => [t, Math.log(1 + (n - corpus.df(t) + 0.5) / (corpus.df(t) + 0.5))]));
     const scored: { doc: Doc; score: number }[] = [];
     for (const doc of this.byUrl.values()) {
       let score = 0;
+      const norm = (f: Field) => 1 - FIELD_B[f] + (FIELD_B[f] * doc.lengths[f]) / avg[f];
       for (const t of q) {
-        const f = doc.terms.get(t);
-        if (!f) continue;
-        score += ((idf.get(t) ?? 0) * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * doc.length) / avg));
+        let tf = 0;
+        for (const f of FIELDS) {
+          const count = doc.terms[f].get(t);
+          if (count) tf += (FIELD_WEIGHTS[f] * count) / norm(f);
+        }
+        if (tf > 0) score += ((idf.get(t) ?? 0) * tf * (K1 + 1)) / (tf + K1);
       }
-      if (score > 0) scored.push({ doc, score });
+      if (score > 0) scored.push({ doc, score: score * (1 + TITLE_BOOST * named(doc, q, idf)) });
     }
     scored.sort((a, b) => b.score - a.score);
     // The best candidates again, by how close together the query's words stand in them.
@@ -166,9 +237,10 @@ export function proximity(text: string, query: readonly string[], idf: ReadonlyM
 
 /** The statistics of several indexes together: what one index over all their pages would have. */
 export function corpusOf(indexes: readonly SearchIndex[]): Corpus {
+  const sum = (f: Field) => indexes.reduce((n, i) => n + i.totalLengths[f], 0);
   return {
     docs: indexes.reduce((n, i) => n + i.docs, 0),
-    totalLength: indexes.reduce((n, i) => n + i.totalLength, 0),
+    totalLengths: { title: sum('title'), headings: sum('headings'), body: sum('body') },
     df: (term) => indexes.reduce((n, i) => n + i.df(term), 0),
   };
 }
