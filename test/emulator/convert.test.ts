@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { convertPage, readHtml } from '../../packages/emulator/src/crawler/convert.js';
-import { SearchIndex } from '../../packages/emulator/src/crawler/search.js';
+import { SearchIndex, tokens } from '../../packages/emulator/src/crawler/search.js';
 import { MANUAL, manualHtml, NAMED_BY_TITLE, RELEVANCE } from '../fixtures/docs/manual.js';
 
 const URL_ = 'http://127.0.0.1:8000/docs/guide/page.html';
@@ -131,6 +131,23 @@ describe('search on a manual', () => {
   const ranks = RELEVANCE.map(([query, slug]) => {
     const hits = index.search(query, 10).map((h) => h.url.replace(/^.*\/docs\/|\.html$/g, ''));
     return { query, slug, rank: hits.indexOf(slug) + 1, hits: hits.slice(0, 3) };
+  });
+
+  it('reads words as a query would: plurals stemmed, joined words as their parts and as one', () => {
+    expect(tokens('Databases, cases, indexes and classes in pg_dump and B-Tree')).toEqual([
+      'database',
+      'case',
+      'index',
+      'and',
+      'class',
+      'in',
+      'pg',
+      'dump',
+      'pgdump',
+      'and',
+      'tree',
+      'btree',
+    ]);
   });
 
   it('has a relevance set of at least 20 queries', () => {

@@ -1,8 +1,8 @@
 /**
  * Pages read beside the crawl (docs/decisions.md D30): worker threads (one per core, at most
- * four: the crawl's own thread mostly waits on the network) parse each page once, for its links and the formats the crawl keeps, while the
- * crawl's thread fetches the next ones. A worker that cannot start or fails leaves the reading to
- * the calling thread: slower, never wrong.
+ * four: the crawl's own thread mostly waits on the network) parse each page once, for its links
+ * and the formats the crawl keeps, while the crawl's thread fetches the next ones. A worker that
+ * cannot start or fails leaves the reading to the calling thread: slower, never wrong.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';

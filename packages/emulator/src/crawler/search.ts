@@ -11,12 +11,13 @@
 /** A word, or words joined by hyphens or underscores (`pg_dump`, `B-Tree`). */
 const WORD = /[\p{L}\p{N}]+(?:[-_][\p{L}\p{N}]+)*/gu;
 /**
- * A light stemmer: plural and third-person s (and es after s, x, z, ch, sh), so "costs" finds
- * "cost", "subscriptions" "subscription" and "indexes" "index".
+ * A light stemmer: plural and third-person s (es after x and ss), so "costs" finds "cost",
+ * "subscriptions" "subscription", "indexes" "index" and "classes" "class" ("databases" stays
+ * "database": es after other letters is too often a word's own e).
  */
 const stem = (t: string) => {
   if (t.length <= 3 || !t.endsWith('s') || t.endsWith('ss')) return t;
-  return /(?:[sxz]|ch|sh)es$/.test(t) ? t.slice(0, -2) : t.slice(0, -1);
+  return /(?:x|ss)es$/.test(t) ? t.slice(0, -2) : t.slice(0, -1);
 };
 /**
  * The words of a text, lower-cased and stemmed; a joined word gives its parts and its parts run
