@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { convertPage, readHtml } from '../../packages/emulator/src/crawler/convert.js';
+import { Converter } from '../../packages/emulator/src/crawler/converter.js';
 import { SearchIndex, tokens } from '../../packages/emulator/src/crawler/search.js';
 import { MANUAL, manualHtml, NAMED_BY_TITLE, RELEVANCE } from '../fixtures/docs/manual.js';
 
@@ -107,6 +108,16 @@ describe('conversion of a documentation page', () => {
     expect(html).toBe(
       '<h1>T</h1>\n<p>Use &lt;div&gt; &amp; <a href="http://127.0.0.1:8000/x?a=1&amp;b=2" title="&quot;q&quot;">x</a></p><pre>if a &lt; b</pre>',
     );
+  });
+
+  it('reads a page on a worker thread, from its UTF-8 bytes, as it reads it here', async () => {
+    const converter = new Converter();
+    const bytes = new TextEncoder().encode(PAGE);
+    const read = await converter.read(bytes, URL_, ['markdown', 'text']);
+    expect(converter.threads).toBeGreaterThan(0);
+    expect(read).toEqual(readHtml(PAGE, URL_, ['markdown', 'text']));
+    // The bytes handed over were a copy: the caller's are whole.
+    expect(new TextDecoder().decode(bytes)).toBe(PAGE);
   });
 
   it('reads the links of the whole page, chrome included, while its formats leave the chrome out', () => {

@@ -1,32 +1,42 @@
 /**
  * Where a crawl keeps its pages: a file of its own in the temporary folder, not the crawl's
- * memory; read back whole; gone when the emulator closes.
+ * memory; read back whole; not written again for what a refresh finds unchanged; gone when the
+ * emulator closes.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { CrawlerClient } from '../../packages/cloud-browser/src/crawler/index.js';
-import { startEmulator } from '../../packages/emulator/src/index.js';
+import { type CrawlConfig, CrawlerClient } from '../../packages/cloud-browser/src/crawler/index.js';
+import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { startCrawlSite } from '../support/crawl-site.js';
 
 const crawlFolders = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`cloud-browser-crawl-${process.pid}-`));
 
-it("keeps a crawl's pages in a file of its own, reads them back, and removes it when the emulator closes", async () => {
+/** A crawl of the test site with `options`, run to its end; then `check` with its file of bodies. */
+async function crawled(
+  options: Partial<CrawlConfig>,
+  check: (crawl: { emulator: Emulator; client: CrawlerClient; uuid: string; file: string }) => Promise<void>,
+): Promise<void> {
   const emulator = await startEmulator({ warmBrowsers: 0 });
   const site = await startCrawlSite();
   try {
     const before = new Set(crawlFolders());
     const client = new CrawlerClient({ key: emulator.apiKey, baseUrl: emulator.apiUrl });
-    const { uuid } = await client.start({
-      url: `${site.origin}/`,
-      max_depth: 1,
-      content_formats: ['html', 'markdown'],
-    });
+    const { uuid } = await client.start({ url: `${site.origin}/`, max_depth: 1, ...options });
     await client.wait(uuid, { pollInterval: 50 });
     const mine = crawlFolders().filter((n) => !before.has(n));
     expect(mine).toHaveLength(1);
-    const kept = readFileSync(join(tmpdir(), mine[0] as string, 'bodies'), 'utf8');
+    await check({ emulator, client, uuid, file: join(tmpdir(), mine[0] as string, 'bodies') });
+  } finally {
+    await emulator.close();
+    await site.close();
+  }
+}
+
+it("keeps a crawl's pages in a file of its own, reads them back, and removes it when the emulator closes", async () => {
+  await crawled({ content_formats: ['html', 'markdown'] }, async ({ client, uuid, file }) => {
+    const kept = readFileSync(file, 'utf8');
     const pages = [];
     for await (const page of client.contents(uuid, { formats: ['html', 'markdown'] })) pages.push(page);
     expect(pages.length).toBeGreaterThan(3);
@@ -35,9 +45,27 @@ it("keeps a crawl's pages in a file of its own, reads them back, and removes it 
       expect(kept).toContain(page.content.markdown);
       expect(page.content.markdown).toMatch(/^# /);
     }
-  } finally {
-    await emulator.close();
-    await site.close();
-  }
+  });
   expect(crawlFolders()).toEqual([]);
+});
+
+it('writes nothing again for the pages a refresh finds unchanged', async () => {
+  const options = {
+    content_formats: ['html', 'markdown'],
+    search: true,
+    refresh: true,
+    refresh_interval: 3600,
+  } as const;
+  await crawled(options, async ({ emulator, client, uuid, file }) => {
+    const size = statSync(file).size;
+    await emulator.crawler.advanceTime(3600 * 1000);
+    await emulator.crawler.settled();
+    expect((await client.status(uuid)).refresh).toMatchObject({ generation: 1 });
+    expect(statSync(file).size).toBe(size);
+    const pages = [];
+    for await (const page of client.contents(uuid, { formats: ['markdown'] })) pages.push(page);
+    expect(pages.length).toBeGreaterThan(3);
+    for (const page of pages) expect(page.content.markdown).toMatch(/^# /);
+    expect((await client.search({ crawls: [uuid], query: 'document' })).results.length).toBeGreaterThan(0);
+  });
 });

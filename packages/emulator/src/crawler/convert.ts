@@ -302,11 +302,17 @@ export interface ReadPage {
 export function readHtml(page: string | Uint8Array, url: string, formats: readonly DerivedFormat[]): ReadPage {
   const html = htmlText(page);
   if (formats.length === 0) return { parsed: parsePage(html, url) };
+  const { tree, resolveHere } = treeOf(html, url);
+  return { parsed: tree.reader.result(resolveHere), converted: convertTree(tree, formats) };
+}
+
+/** The page's content tree, its links and images made absolute, and how its links resolve. */
+function treeOf(html: string, url: string): { tree: ContentTree; resolveHere: (href: string) => string | undefined } {
   const tree = new ContentTree(url);
   new Parser(tree, PARSE_OPTIONS).end(html);
   const resolveHere = tree.reader.resolver();
   tree.absolutize(resolveHere);
-  return { parsed: tree.reader.result(resolveHere), converted: convertTree(tree, formats) };
+  return { tree, resolveHere };
 }
 
 /**
@@ -317,7 +323,7 @@ export function readHtml(page: string | Uint8Array, url: string, formats: readon
  * // '# Intro\n\nSee [a](http://x/a).'
  */
 export function convertPage(html: string, url: string, formats: readonly DerivedFormat[] = DERIVED_FORMATS): Converted {
-  return readHtml(html, url, formats.length ? formats : ['text']).converted as Converted;
+  return convertTree(treeOf(html, url).tree, formats);
 }
 
 /** The page's formats from its tree. */
@@ -327,16 +333,17 @@ function convertTree(tree: ContentTree, formats: readonly DerivedFormat[]): Conv
   const main = mainOf(tree, root);
   const inMain = tree.headings.filter((h) => within(h, main));
   const heading = inMain.find((h) => h.name === 'h1') ?? inMain.find((h) => h.name <= 'h3');
-  const title = (heading ? squash(textOf(heading)) : '') || tree.reader.title;
+  const named = heading ? squash(textOf(heading)) : '';
+  const title = named || tree.reader.title;
   // Led by its title as an h1: the heading that says it goes.
-  const lead = heading && squash(textOf(heading)) === title ? heading : undefined;
+  const lead = named ? heading : undefined;
   if (lead) DomUtils.removeElement(lead);
   // (Within still: a heading inside the one that went went with it.)
   const headings = inMain.filter((h) => h !== lead && within(h, main)).map((h) => squash(textOf(h)));
   const out: Converted = { title, headings };
   if (formats.includes('clean_html')) {
-    const lead = title ? `<h1>${escapeHtml(title)}</h1>\n` : '';
-    out.clean_html = `${lead}${DomUtils.getInnerHTML(main, { encodeEntities: 'utf8' })}`.trim();
+    const h1 = title ? `<h1>${escapeHtml(title)}</h1>\n` : '';
+    out.clean_html = `${h1}${DomUtils.getInnerHTML(main, { encodeEntities: 'utf8' })}`.trim();
   }
   if (formats.includes('markdown')) {
     const body = new MarkdownWriter().write(main);

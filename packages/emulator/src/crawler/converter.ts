@@ -88,6 +88,11 @@ export class Converter {
     }
   }
 
+  /** How many worker threads read pages: 0 before the first page, or when none runs (reading here). */
+  get threads(): number {
+    return this.broken ? 0 : (this.workers?.length ?? 0);
+  }
+
   private pick(): ConvertWorker | undefined {
     if (this.broken) return undefined;
     if (!this.workers) {

@@ -7,7 +7,7 @@ import type { ContentFormat } from 'cloud-browser/crawler';
 import { Parser } from 'htmlparser2';
 import { parseHTML } from 'linkedom';
 import type { BodyRef } from './bodies.js';
-import { convertPage, DERIVED_FORMATS } from './convert.js';
+import { convertPage, DERIVED_FORMATS, type DerivedFormat } from './convert.js';
 import type { PageRecord } from './types.js';
 
 export { convertPage } from './convert.js';
@@ -55,11 +55,16 @@ export function sitemapLocs(xml: string): { index: boolean; locs: string[] } {
 export function convertFormats(page: PageRecord, formats: readonly ContentFormat[]): void {
   const html = bodyOf(page, page.html);
   if (html === undefined) return;
-  const missing = DERIVED_FORMATS.filter((f) => formats.includes(f) && page.formats?.[f] === undefined);
+  const missing = missingFormats(page, formats);
   if (missing.length === 0) return;
   const { title: _title, headings, ...converted } = convertPage(html, page.url, missing);
   keepFormats(page, converted);
   page.headings = headings;
+}
+
+/** The derived formats among `formats` that a page does not have yet. */
+export function missingFormats(page: PageRecord, formats: readonly string[]): DerivedFormat[] {
+  return DERIVED_FORMATS.filter((f) => formats.includes(f) && page.formats?.[f] === undefined);
 }
 
 /** Keep formats of a page in its crawl's file of bodies. */

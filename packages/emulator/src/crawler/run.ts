@@ -7,12 +7,12 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { CONTENT_FORMATS, type ContentFormat } from 'cloud-browser/crawler';
-import { DERIVED_FORMATS, htmlText } from './convert.js';
+import { htmlText } from './convert.js';
 import { converter } from './converter.js';
 import type { EmulatedCrawl } from './crawl.js';
 import { type BodyType, bodyType, decodeText, detectEncoding, withoutBom } from './decode.js';
 import { type FetchedPage, FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from './fetch-page.js';
-import { contentOf, extract, keepFormats, sitemapLocs } from './formats.js';
+import { contentOf, extract, keepFormats, missingFormats, sitemapLocs } from './formats.js';
 import type { ParsedPage } from './page-reader.js';
 import {
   ALLOW_ALL,
@@ -446,12 +446,11 @@ export class CrawlRun {
     const c = this.c;
     record.encoding = detectEncoding(body, type).encoding;
     const html = record.encoding === 'utf-8' ? withoutBom(body) : decodeText(body, type).text;
-    record.html = this.crawl.bodies.put(html);
-    const wanted = [
+    record.html ??= this.crawl.bodies.put(html);
+    const missing = missingFormats(record, [
       ...(c.content_formats?.length ? c.content_formats : CONTENT_FORMATS),
       ...(c.search ? ['text'] : []),
-    ];
-    const missing = DERIVED_FORMATS.filter((f) => wanted.includes(f) && record.formats?.[f] === undefined);
+    ]);
     const read = await converter.read(html, record.url, missing);
     let indexText: string | undefined;
     if (read.converted) {
@@ -478,14 +477,19 @@ export class CrawlRun {
     record.hash = createHash('sha256').update(res.body).digest('hex');
     const previous = crawl.pages.get(record.url);
     record.bodies = crawl.bodies;
-    if (previous?.hash === record.hash && previous.formats) record.formats = previous.formats;
+    // A page a refresh finds unchanged keeps what the crawl's file holds of it: nothing written again.
+    if (previous?.hash === record.hash) {
+      if (previous.html) record.html = previous.html;
+      if (previous.text) record.text = previous.text;
+      if (previous.formats) record.formats = previous.formats;
+    }
     let page: ParsedPage | undefined;
     let indexText: string | undefined;
     if (type.kind === 'html') ({ page, indexText } = await this.readHtml(record, res.body, type));
     else if (type.kind === 'text') {
       const { text, encoding } = decodeText(res.body, type);
       record.encoding = encoding;
-      record.text = crawl.bodies.put(text);
+      record.text ??= crawl.bodies.put(text);
       indexText = text;
     }
     record.title = page?.title ?? '';

@@ -107,6 +107,9 @@ const countOf = (words: readonly string[]) => {
   return counts;
 };
 
+/** The terms of a page, each once, whatever fields hold it (what document frequencies count). */
+const distinct = (terms: Doc['terms']) => new Set(FIELDS.flatMap((f) => [...terms[f].keys()]));
+
 export class SearchIndex implements Corpus {
   private readonly byUrl = new Map<string, Doc>();
   private readonly frequencies = new Map<string, number>();
@@ -134,8 +137,7 @@ export class SearchIndex implements Corpus {
     };
     const terms = { title: countOf(words.title), headings: countOf(words.headings), body: countOf(words.body) };
     const lengths = { title: words.title.length, headings: words.headings.length, body: words.body.length };
-    const all = new Set([...terms.title.keys(), ...terms.headings.keys(), ...terms.body.keys()]);
-    for (const t of all) this.frequencies.set(t, this.df(t) + 1);
+    for (const t of distinct(terms)) this.frequencies.set(t, this.df(t) + 1);
     for (const f of FIELDS) this.totalLengths[f] += lengths[f];
     this.byUrl.set(url, { url, title, text: read, lengths, terms });
   }
@@ -143,8 +145,7 @@ export class SearchIndex implements Corpus {
   remove(url: string): void {
     const doc = this.byUrl.get(url);
     if (!doc) return;
-    const all = new Set([...doc.terms.title.keys(), ...doc.terms.headings.keys(), ...doc.terms.body.keys()]);
-    for (const t of all) this.frequencies.set(t, this.df(t) - 1);
+    for (const t of distinct(doc.terms)) this.frequencies.set(t, this.df(t) - 1);
     for (const f of FIELDS) this.totalLengths[f] -= doc.lengths[f];
     this.byUrl.delete(url);
   }
