@@ -497,7 +497,8 @@ describe('cloud-browser demo', () => {
 
   it('runs the main job and exits 0', async () => {
     const r = await cli(['demo']);
-    expect(r.code).toBe(0);
+    // What it printed, when it failed or was killed (code null: it did not exit by itself).
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stdout).toContain('title:   Acme Rockets');
     expect(r.stdout).toMatch(/run id: {2}run-[0-9a-f]+/);
     expect(r.stdout).toMatch(/VNC: {5}vnc:\/\/run-[0-9a-f]+@127\.0\.0\.1:\d+ {2}password [0-9a-f]{8}-demo-/);

@@ -2,6 +2,9 @@
  * The crawler's conversion of documentation pages: quality points measured one by one, and
  * search that finds the page a query names on a small manual (a relevance set).
  */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { convertPage, readHtml } from '../../packages/emulator/src/crawler/convert.js';
 import { Converter } from '../../packages/emulator/src/crawler/converter.js';
@@ -119,6 +122,19 @@ describe('conversion of a documentation page', () => {
     // The bytes handed over were a copy: the caller's are whole.
     expect(new TextDecoder().decode(bytes)).toBe(PAGE);
   });
+
+  it('lets the process exit by itself once its pages are read, idle workers included', async () => {
+    // One page: one worker reads it, the others never get one (an idle worker once kept the
+    // process alive; the child would be killed at the timeout here, and fail).
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'test/fixtures/convert-and-exit.ts'],
+      { cwd: fileURLToPath(new URL('../..', import.meta.url)), timeout: 30_000 },
+    );
+    const out = JSON.parse(stdout) as { text: string; threads: number };
+    expect(out.text).toContain('One page.');
+    expect(out.threads).toBeGreaterThan(0);
+  }, 60_000);
 
   it('reads the links of the whole page, chrome included, while its formats leave the chrome out', () => {
     const read = readHtml(PAGE, URL_, ['markdown']);

@@ -37,7 +37,6 @@ class ConvertWorker {
   /** `exited`: the worker has exited (a failure to start, or a crash). */
   constructor(where: { script: string; eval: boolean }, exited: () => void) {
     this.worker = new Worker(where.script, { eval: where.eval });
-    this.worker.unref();
     this.worker.on('message', (m: { id: number; read?: ReadPage; error?: string }) => {
       const p = this.pending.get(m.id);
       this.pending.delete(m.id);
@@ -50,6 +49,10 @@ class ConvertWorker {
       exited();
       this.failAll(new Error('the conversion worker exited'));
     });
+    // After the listeners: Node refs a worker's port again when its first 'message' listener is
+    // added, and an idle worker so refed kept the process from exiting (the demo hung on a worker
+    // that never got a page).
+    this.worker.unref();
   }
 
   private failAll(error: Error): void {
