@@ -102,6 +102,13 @@ describe('conversion of a documentation page', () => {
     expect(out.headings).toEqual(['Synopsis', 'Description', 'Options', 'Note']);
   });
 
+  it('writes each run of white space, of any kind, as one space, and code spans and fences past their backticks', () => {
+    const page = '<main><p>a \u00a0 b\n\tc  d e\u00a0f <code>x  ``y``\n z</code></p><pre>p `q` ```r```</pre></main>';
+    const { markdown, text } = convertPage(page, URL_, ['markdown', 'text']);
+    expect(markdown).toBe('a b c d e f ```x ``y`` z```\n\n````\np `q` ```r```\n````');
+    expect(text).toBe('a b c d e f x ``y`` z\n\np `q` ```r```');
+  });
+
   it('writes clean HTML that is HTML: text and attributes escaped again after the parse decoded them', () => {
     const html = convertPage(
       '<main><h1>T</h1><p>Use &lt;div&gt; &amp; <a href="/x?a=1&amp;b=2" title="&quot;q&quot;">x</a></p><pre>if a &lt; b</pre></main>',

@@ -107,7 +107,13 @@ const BLOCK = new Set([
   'center',
 ]);
 
-const squash = (text: string) => text.replace(/\s+/g, ' ').trim();
+/**
+ * Runs of white space as one space. Only the runs that are not one space already are matched
+ * (a run that begins with other white space, or a space and more): fewer pieces than `\s+`.
+ */
+const UNEVEN_SPACE = /[^\S ]\s*| \s+/g;
+const collapse = (text: string) => text.replace(UNEVEN_SPACE, ' ');
+const squash = (text: string) => collapse(text).trim();
 const textOf = (node: ChildNode | Element): string => DomUtils.textContent(node);
 
 function isChrome(name: string, attribs: Record<string, string>): boolean {
@@ -357,12 +363,17 @@ function convertTree(tree: ContentTree, formats: readonly DerivedFormat[]): Conv
 
 export const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** Markdown's special characters in running text, escaped where they would mean something. */
-/** Whether a text may hold something Markdown would read as syntax (a superset: checked, then escaped). */
-const MAY_NEED_ESCAPE = /[\\*_`[\]<>]|^\s*(?:[-+>#]|\d+\.)/;
+/**
+ * Whether a text may hold something Markdown would read as syntax (a superset: checked, then
+ * escaped): a special character anywhere, or a line's marker at its start. Two expressions, not
+ * one alternation, which V8 would try at every position.
+ */
+const SPECIAL = /[\\*_`[\]<>]/;
+const LEADING_MARKER = /^\s*(?:[-+>#]|\d+\.)/;
 
+/** Markdown's special characters in running text, escaped where they would mean something. */
 function escapeMarkdown(text: string): string {
-  if (!MAY_NEED_ESCAPE.test(text)) return text;
+  if (!SPECIAL.test(text) && !LEADING_MARKER.test(text)) return text;
   return text
     .replace(/\\/g, '\\\\')
     .replace(/([*_`[\]<>])/g, '\\$1')
@@ -381,13 +392,21 @@ function languageOf(pre: Element): string {
 }
 
 /** A fence longer than any run of backticks in `code`. */
-const fenceFor = (code: string) => '`'.repeat(Math.max(3, ...[...code.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+const fenceFor = (code: string) => '`'.repeat(Math.max(3, longestTicks(code) + 1));
+
+/** The longest run of backticks in `text` (0 for none, the usual case, found without a match). */
+function longestTicks(text: string): number {
+  if (!text.includes('`')) return 0;
+  let longest = 0;
+  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return longest;
+}
 
 /** Inline code as one span, whatever is nested in it; backticks inside get a longer fence. */
 function codeSpan(text: string): string {
-  const flat = text.replace(/\s+/g, ' ');
+  const flat = collapse(text);
   if (!flat.trim()) return '';
-  const ticks = '`'.repeat(Math.max(1, ...[...flat.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+  const ticks = '`'.repeat(longestTicks(flat) + 1);
   const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
   return `${ticks}${pad}${flat}${pad}${ticks}`;
 }
@@ -502,7 +521,7 @@ class MarkdownWriter {
   }
 
   private inline(node: ChildNode): string {
-    if (isText(node)) return escapeMarkdown(node.data.replace(/\s+/g, ' '));
+    if (isText(node)) return escapeMarkdown(collapse(node.data));
     if (!isTag(node)) return '';
     const inner = () => this.inlines(node.children);
     switch (node.name) {
@@ -580,7 +599,7 @@ class TextWriter {
   }
 
   private inline(node: ChildNode): string {
-    if (isText(node)) return node.data.replace(/\s+/g, ' ');
+    if (isText(node)) return collapse(node.data);
     if (!isTag(node)) return '';
     if (node.name === 'br') return '\n';
     if (node.name === 'img') return '';
