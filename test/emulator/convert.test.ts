@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { convertPage, readHtml } from '../../packages/emulator/src/crawler/convert.js';
-import { Converter } from '../../packages/emulator/src/crawler/converter.js';
+import { Converter, formatOf } from '../../packages/emulator/src/crawler/converter.js';
 import { SearchIndex, tokens } from '../../packages/emulator/src/crawler/search.js';
 import { MANUAL, manualHtml, NAMED_BY_TITLE, RELEVANCE } from '../fixtures/docs/manual.js';
 
@@ -125,7 +125,13 @@ describe('conversion of a documentation page', () => {
     const bytes = new TextEncoder().encode(PAGE);
     const read = await converter.read(bytes, URL_, ['markdown', 'text']);
     expect(converter.threads).toBeGreaterThan(0);
-    expect(read).toEqual(readHtml(PAGE, URL_, ['markdown', 'text']));
+    const here = readHtml(PAGE, URL_, ['markdown', 'text']);
+    expect(read.parsed).toEqual(here.parsed);
+    expect(read.formats?.headings).toEqual(here.converted?.headings);
+    expect(read.formats?.lengths.map(([f]) => f)).toEqual(['markdown', 'text']);
+    expect(formatOf(read, 'markdown')).toBe(here.converted?.markdown);
+    expect(formatOf(read, 'text')).toBe(here.converted?.text);
+    expect(formatOf(read, 'clean_html')).toBeUndefined();
     // The bytes handed over were a copy: the caller's are whole.
     expect(new TextDecoder().decode(bytes)).toBe(PAGE);
   });

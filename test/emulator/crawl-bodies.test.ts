@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { type CrawlConfig, CrawlerClient } from '../../packages/cloud-browser/src/crawler/index.js';
+import { PageBodies } from '../../packages/emulator/src/crawler/bodies.js';
 import { type Emulator, startEmulator } from '../../packages/emulator/src/index.js';
 import { startCrawlSite } from '../support/crawl-site.js';
 
@@ -68,4 +69,24 @@ it('writes nothing again for the pages a refresh finds unchanged', async () => {
     for (const page of pages) expect(page.content.markdown).toMatch(/^# /);
     expect((await client.search({ crawls: [uuid], query: 'document' })).results.length).toBeGreaterThan(0);
   });
+});
+
+it('gathers bodies into few writes, reads each back before and after it is written, and keeps a large one whole', () => {
+  const bodies = new PageBodies();
+  try {
+    const small = Array.from({ length: 300 }, (_, i) => `page ${i} é ${'x'.repeat(i * 37)}`);
+    const large = new TextEncoder().encode(`${'€'.repeat(600_000)}end`);
+    const refs = small.slice(0, 150).map((b) => bodies.put(b));
+    refs.push(bodies.put(large));
+    refs.push(...small.slice(150).map((b) => bodies.put(b)));
+    const expected = [...small.slice(0, 150), new TextDecoder().decode(large), ...small.slice(150)];
+    // Read back while some are still gathered in memory, then once all are written.
+    expect(refs.map((r) => bodies.get(r))).toEqual(expected);
+    bodies.settle();
+    expect(refs.map((r) => bodies.get(r))).toEqual(expected);
+    expect(bodies.size).toBe(expected.reduce((n, b) => n + Buffer.byteLength(b), 0));
+  } finally {
+    bodies.close();
+  }
+  expect(() => bodies.get({ at: 0, length: 1 })).toThrow('no longer kept');
 });

@@ -13,31 +13,47 @@ export interface BodyRef {
   length: number;
 }
 
+/** Bodies gathered before they are written: one write for many pages, not one for each. */
+const PENDING_BYTES = 1 << 20;
+
 /** One crawl's file of bodies. */
 export class PageBodies {
   #fd: number | undefined;
   #dir: string | undefined;
   #unwatch: (() => void) | undefined;
   #size = 0;
+  /** Bytes kept but not written yet: those from `#written` to `#size`. */
+  #pending: Buffer | undefined;
+  #written = 0;
 
   /** Keep `text` (or its UTF-8 bytes); returns where it is. */
   put(text: string | Uint8Array): BodyRef {
-    const fd = this.#open();
-    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-    const ref = { at: this.#size, length: bytes.length };
-    let written = 0;
-    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, ref.at + written);
-    this.#size += bytes.length;
+    const length = typeof text === 'string' ? Buffer.byteLength(text, 'utf8') : text.length;
+    const ref = { at: this.#size, length };
+    if (this.#size - this.#written + length > PENDING_BYTES) this.#flush();
+    if (length > PENDING_BYTES) {
+      this.#write(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
+    } else {
+      this.#pending ??= Buffer.allocUnsafe(PENDING_BYTES);
+      const offset = this.#size - this.#written;
+      if (typeof text === 'string') this.#pending.write(text, offset, 'utf8');
+      else this.#pending.set(text, offset);
+    }
+    this.#size += length;
     return ref;
   }
 
   /** A body kept earlier. */
   get(ref: BodyRef): string {
-    if (this.#fd === undefined) throw new Error("the crawl's pages are no longer kept (the emulator closed)");
+    if (this.#fd === undefined && this.#pending === undefined)
+      throw new Error("the crawl's pages are no longer kept (the emulator closed)");
+    if (ref.at >= this.#written && this.#pending)
+      return this.#pending.toString('utf8', ref.at - this.#written, ref.at - this.#written + ref.length);
+    const fd = this.#fd as number;
     const bytes = Buffer.allocUnsafe(ref.length);
     let read = 0;
     while (read < ref.length) {
-      const n = readSync(this.#fd, bytes, read, ref.length - read, ref.at + read);
+      const n = readSync(fd, bytes, read, ref.length - read, ref.at + read);
       if (n === 0) break;
       read += n;
     }
@@ -53,6 +69,8 @@ export class PageBodies {
   close(): void {
     if (this.#fd !== undefined) closeSync(this.#fd);
     this.#fd = undefined;
+    this.#pending = undefined;
+    this.#written = this.#size;
     if (this.#dir) rmSync(this.#dir, { recursive: true, force: true });
     this.#unwatch?.();
   }
@@ -60,6 +78,28 @@ export class PageBodies {
   /** In a snapshot of the crawl's records: where the bodies are, not the bodies. */
   toJSON(): string {
     return `(${this.#size} bytes of page bodies on disk)`;
+  }
+
+  /** Write what is pending, and let its buffer go (a crawl that has ended keeps none). */
+  settle(): void {
+    this.#flush();
+    this.#pending = undefined;
+  }
+
+  #flush(): void {
+    if (this.#pending && this.#size > this.#written) {
+      const length = this.#size - this.#written;
+      this.#write(this.#pending.subarray(0, length), this.#written);
+      this.#written += length;
+    }
+  }
+
+  /** Write `bytes` at `at` (the pending ones' place), or, at the end, past them all. */
+  #write(bytes: Uint8Array, at = this.#size): void {
+    const fd = this.#open();
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, at + written);
+    if (at === this.#size) this.#written = at + bytes.length;
   }
 
   #open(): number {

@@ -1,6 +1,7 @@
 /** A page-reading worker's own thread: pages in, their links and formats out (docs/decisions.md D30). */
 import { parentPort } from 'node:worker_threads';
-import { type DerivedFormat, readHtml } from './convert.js';
+import type { DerivedFormat } from './convert.js';
+import { readForCrawl } from './converter.js';
 
 interface Job {
   id: number;
@@ -11,7 +12,8 @@ interface Job {
 
 parentPort?.on('message', (job: Job) => {
   try {
-    parentPort?.postMessage({ id: job.id, read: readHtml(job.html, job.url, job.formats) });
+    const read = readForCrawl(job.html, job.url, job.formats);
+    parentPort?.postMessage({ id: job.id, read }, read.formats ? [read.formats.bytes.buffer as ArrayBuffer] : []);
   } catch (error) {
     parentPort?.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) });
   }

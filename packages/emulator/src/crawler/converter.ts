@@ -8,7 +8,38 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { type DerivedFormat, type ReadPage, readHtml } from './convert.js';
+import { DERIVED_FORMATS, type DerivedFormat, readHtml } from './convert.js';
+import type { ParsedPage } from './page-reader.js';
+
+/**
+ * A page read for a crawl: what the crawl goes on with, and the formats asked for as UTF-8 bytes
+ * one after another, in the order of `lengths`: what the crawl's file keeps, and what a worker
+ * hands back moved, not copied (no string to clone on the way, nor to encode on the crawl's thread).
+ */
+export interface KeptRead {
+  parsed: ParsedPage;
+  formats?: { headings: string[]; bytes: Uint8Array; lengths: [DerivedFormat, number][] } | undefined;
+}
+
+/** Read a page (see readHtml) and encode its formats, on whichever thread runs it. */
+export function readForCrawl(page: string | Uint8Array, url: string, formats: readonly DerivedFormat[]): KeptRead {
+  const { parsed, converted } = readHtml(page, url, formats);
+  if (!converted) return { parsed };
+  const lengths: [DerivedFormat, number][] = [];
+  let total = 0;
+  for (const f of DERIVED_FORMATS) {
+    const text = converted[f];
+    if (text === undefined) continue;
+    const length = Buffer.byteLength(text, 'utf8');
+    lengths.push([f, length]);
+    total += length;
+  }
+  // A buffer of its own (not a slice of Node's pool), so that it can be moved to another thread.
+  const bytes = Buffer.allocUnsafeSlow(total);
+  let at = 0;
+  for (const [f, length] of lengths) at += bytes.write(converted[f] ?? '', at, length, 'utf8');
+  return { parsed, formats: { headings: converted.headings, bytes, lengths } };
+}
 
 /**
  * How to start the worker: the built JavaScript beside this module (a chunk at the package's
@@ -25,8 +56,19 @@ function workerScript(): { script: string; eval: boolean } | undefined {
   return { script: load, eval: true };
 }
 
+/** One of a read's formats, as text; undefined when it was not asked for. */
+export function formatOf(read: KeptRead, format: DerivedFormat): string | undefined {
+  const { bytes, lengths = [] } = read.formats ?? {};
+  let at = 0;
+  for (const [f, length] of lengths) {
+    if (f === format && bytes) return Buffer.from(bytes.buffer, bytes.byteOffset + at, length).toString('utf8');
+    at += length;
+  }
+  return undefined;
+}
+
 interface Pending {
-  resolve: (c: ReadPage) => void;
+  resolve: (c: KeptRead) => void;
   reject: (e: Error) => void;
 }
 
@@ -37,7 +79,7 @@ class ConvertWorker {
   /** `exited`: the worker has exited (a failure to start, or a crash). */
   constructor(where: { script: string; eval: boolean }, exited: () => void) {
     this.worker = new Worker(where.script, { eval: where.eval });
-    this.worker.on('message', (m: { id: number; read?: ReadPage; error?: string }) => {
+    this.worker.on('message', (m: { id: number; read?: KeptRead; error?: string }) => {
       const p = this.pending.get(m.id);
       this.pending.delete(m.id);
       if (this.pending.size === 0) this.worker.unref();
@@ -72,12 +114,12 @@ export class Converter {
    * `html` read (links, and the `formats` asked for), on a worker when one runs, else here. Bytes
    * (UTF-8) are copied once and handed over, not serialized as a string would be.
    */
-  async read(html: string | Uint8Array, url: string, formats: readonly DerivedFormat[]): Promise<ReadPage> {
+  async read(html: string | Uint8Array, url: string, formats: readonly DerivedFormat[]): Promise<KeptRead> {
     const worker = this.pick();
-    if (!worker) return readHtml(html, url, formats);
+    if (!worker) return readForCrawl(html, url, formats);
     const id = ++next;
     try {
-      return await new Promise<ReadPage>((resolve, reject) => {
+      return await new Promise<KeptRead>((resolve, reject) => {
         worker.pending.set(id, { resolve, reject });
         worker.worker.ref();
         if (typeof html === 'string') worker.worker.postMessage({ id, html, url, formats });
@@ -87,7 +129,7 @@ export class Converter {
         }
       });
     } catch {
-      return readHtml(html, url, formats);
+      return readForCrawl(html, url, formats);
     }
   }
 

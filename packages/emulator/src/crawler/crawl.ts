@@ -231,6 +231,7 @@ export class EmulatedCrawl {
     this.#isSuccess = false;
     this.#stopReason = 'user_cancelled';
     this.#endedAt = this.host.now();
+    this.bodies.settle();
   }
 
   /** @internal A refresh run ended with `changed` pages; the index is a generation newer when any changed. */
@@ -238,6 +239,7 @@ export class EmulatedCrawl {
     this.#pending = 0;
     this.#lastChanged = changed;
     this.#status = 'DONE';
+    this.bodies.settle();
     if (this.config.search && changed.length > 0) this.#searchGeneration++;
   }
 
@@ -253,6 +255,7 @@ export class EmulatedCrawl {
     this.#isSuccess = success;
     this.#stopReason = reason;
     this.#endedAt = this.host.now();
+    this.bodies.settle();
     if (this.config.search) {
       this.searchState = success ? 'READY' : 'FAILED';
       if (success) {

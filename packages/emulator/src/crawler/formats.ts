@@ -78,6 +78,19 @@ export function keepFormats(page: PageRecord, converted: Partial<Record<ContentF
   page.formats = refs;
 }
 
+/** Keep formats of a page given as UTF-8 bytes one after another (see KeptRead): one write. */
+export function keepEncoded(page: PageRecord, bytes: Uint8Array, lengths: readonly [ContentFormat, number][]): void {
+  const bodies = page.bodies;
+  if (!bodies) return;
+  const refs: Partial<Record<ContentFormat, BodyRef>> = { ...page.formats };
+  let at = bodies.put(bytes).at;
+  for (const [f, length] of lengths) {
+    refs[f] = { at, length };
+    at += length;
+  }
+  page.formats = refs;
+}
+
 /** A body of the page, read back from its crawl's file; undefined when it has none. */
 export function bodyOf(page: PageRecord, ref: BodyRef | undefined): string | undefined {
   return ref && page.bodies ? page.bodies.get(ref) : undefined;

@@ -8,11 +8,11 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { CONTENT_FORMATS, type ContentFormat } from 'cloud-browser/crawler';
 import { htmlText } from './convert.js';
-import { converter } from './converter.js';
+import { converter, formatOf } from './converter.js';
 import type { EmulatedCrawl } from './crawl.js';
 import { type BodyType, bodyType, decodeText, detectEncoding, withoutBom } from './decode.js';
 import { type FetchedPage, FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from './fetch-page.js';
-import { contentOf, extract, keepFormats, missingFormats, sitemapLocs } from './formats.js';
+import { contentOf, extract, keepEncoded, missingFormats, sitemapLocs } from './formats.js';
 import type { ParsedPage } from './page-reader.js';
 import {
   ALLOW_ALL,
@@ -453,11 +453,11 @@ export class CrawlRun {
     ]);
     const read = await converter.read(html, record.url, missing);
     let indexText: string | undefined;
-    if (read.converted) {
-      const { title: _title, headings, ...converted } = read.converted;
-      keepFormats(record, converted);
-      record.headings = headings;
-      indexText = converted.text;
+    if (read.formats) {
+      keepEncoded(record, read.formats.bytes, read.formats.lengths);
+      record.headings = read.formats.headings;
+      // The index reads the page's text as it came, not again from the file.
+      if (c.search) indexText = formatOf(read, 'text');
     }
     if (c.extraction_rules) record.extracted = extract(htmlText(html), c.extraction_rules);
     return { page: read.parsed, indexText };
