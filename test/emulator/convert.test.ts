@@ -5,7 +5,10 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { Element } from 'domhandler';
+import { DomUtils, parseDocument } from 'htmlparser2';
 import { describe, expect, it } from 'vitest';
+import { innerHtml } from '../../packages/emulator/src/crawler/clean-html.js';
 import { convertPage, readHtml } from '../../packages/emulator/src/crawler/convert.js';
 import { Converter, formatOf } from '../../packages/emulator/src/crawler/converter.js';
 import { SearchIndex, tokens } from '../../packages/emulator/src/crawler/search.js';
@@ -100,6 +103,24 @@ describe('conversion of a documentation page', () => {
     expect(out.markdown).toContain('## Description\n\npg\\_tool copies a database.');
     expect(out.markdown).toContain('`--option-5`');
     expect(out.headings).toEqual(['Synopsis', 'Description', 'Options', 'Note']);
+  });
+
+  it('writes clean HTML as dom-serializer would: bare empty attributes, void elements, no-break spaces, SVG in its case', () => {
+    const body =
+      '<p class="a&quot;b" data-x="" title="1&nbsp;&amp;2">x&nbsp;&lt;y&gt; &amp; z<br><img src="/i.png" alt=""><input disabled></p>' +
+      '<svg viewBox="0 0 2 2"><path d="M0 0"/><foreignObject><p>in</p></foreignObject></svg><math><mi>x</mi></math>' +
+      '<pre>a &lt; b</pre><textarea>t &amp; u</textarea><table><tr><td colspan="2">c</td></tr></table>';
+    const dom = parseDocument(`<main>${body}</main>`, {
+      decodeEntities: true,
+      lowerCaseTags: true,
+      lowerCaseAttributeNames: true,
+    });
+    const main = DomUtils.findOne((e) => e.name === 'main', dom.children) as Element;
+    expect(innerHtml(main)).toBe(DomUtils.getInnerHTML(main, { encodeEntities: 'utf8' }));
+    expect(innerHtml(main)).toContain(
+      '<p class="a&quot;b" data-x title="1&nbsp;&amp;2">x&nbsp;&lt;y&gt; &amp; z<br><img src="/i.png" alt><input disabled></p>',
+    );
+    expect(innerHtml(main)).toContain('<svg viewBox="0 0 2 2">');
   });
 
   it('writes each run of white space, of any kind, as one space, and code spans and fences past their backticks', () => {

@@ -9,6 +9,7 @@
  */
 import { type ChildNode, type Document, DomHandler, type Element, isTag, isText } from 'domhandler';
 import { DomUtils, Parser } from 'htmlparser2';
+import { innerHtml } from './clean-html.js';
 import { PageReader, type ParsedPage, parsePage } from './page-reader.js';
 
 /** The derived formats of a page. */
@@ -349,7 +350,7 @@ function convertTree(tree: ContentTree, formats: readonly DerivedFormat[]): Conv
   const out: Converted = { title, headings };
   if (formats.includes('clean_html')) {
     const h1 = title ? `<h1>${escapeHtml(title)}</h1>\n` : '';
-    out.clean_html = `${h1}${DomUtils.getInnerHTML(main, { encodeEntities: 'utf8' })}`.trim();
+    out.clean_html = `${h1}${innerHtml(main)}`.trim();
   }
   if (formats.includes('markdown')) {
     const body = new MarkdownWriter().write(main);
