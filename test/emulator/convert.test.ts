@@ -130,6 +130,22 @@ describe('conversion of a documentation page', () => {
     expect(text).toBe('a b c d e f x ``y`` z\n\np `q` ```r```');
   });
 
+  it('keeps a section whose heading is wrapped in a block of its own (DocBook), its introduction and its title', () => {
+    const long = (w: string) => `<p>${`${w} `.repeat(400)}</p>`;
+    const page = `<body><div class="sect1"><div class="titlepage"><div><h2 class="title">B.1. Date/Time Input</h2></div></div>
+<p>Date/time input strings are decoded using the following procedure.</p>
+<div class="procedure"><div class="tip"><h3 class="title">Tip</h3><p>A tip.</p></div>${long('step')}${long('more')}</div></div></body>`;
+    const { markdown, title } = convertPage(page, URL_, ['markdown']);
+    expect(title).toBe('B.1. Date/Time Input');
+    expect(markdown).toMatch(/^# B\.1\. Date\/Time Input\n\nDate\/time input strings are decoded/);
+    expect(markdown).toContain('### Tip');
+    // A site's name in a block before the content, as high as the content's own title, stays out.
+    const site = `<body><div class="top"><h1>Acme Docs</h1></div><div class="content"><h1>Install</h1>${long('setup')}</div></body>`;
+    const installed = convertPage(site, URL_, ['markdown']);
+    expect(installed.title).toBe('Install');
+    expect(installed.markdown).not.toContain('Acme Docs');
+  });
+
   it('writes clean HTML that is HTML: text and attributes escaped again after the parse decoded them', () => {
     const html = convertPage(
       '<main><h1>T</h1><p>Use &lt;div&gt; &amp; <a href="/x?a=1&amp;b=2" title="&quot;q&quot;">x</a></p><pre>if a &lt; b</pre></main>',

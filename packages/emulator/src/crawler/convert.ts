@@ -261,9 +261,9 @@ function within(el: Element, root: Element | Document): boolean {
  * The element of the main content: a `<main>`, `role="main"` or a single `<article>` that holds
  * most of the text, else, from the body down, the child that holds nine tenths of its parent's
  * text while one does (the chrome is gone already: what is left beside the content is little,
- * while a reference page's synopsis and description beside its long options are a fifth), and
- * no heading stands before it (the heading that names a section goes with it) (a block that holds more blocks: not a paragraph, code, a table
- * or a heading).
+ * while a reference page's synopsis and description beside its long options are a fifth): a
+ * block that holds more blocks (not a paragraph, code, a table or a heading), with no heading
+ * before it that names it (the heading of a section goes with its section).
  */
 function mainOf(tree: ContentTree, root: Element): Element {
   const weight = (el: Element) => tree.weights.get(el) ?? 0;
@@ -283,9 +283,27 @@ function mainOf(tree: ContentTree, root: Element): Element {
     const next = children[i];
     if (!next || !BLOCK.has(next.name) || LEAVES.has(next.name) || isHeading(next.name)) return at;
     // A heading before it names it: the content is the heading's section, not the part after it.
-    if (children.slice(0, i).some((c) => isHeading(c.name))) return at;
+    // So does one wrapped in a block of its own (DocBook's title page) that outranks the child's.
+    const ranks = headingRanks(tree, at);
+    const named = ranks.get(next) ?? NO_HEADING;
+    if (children.slice(0, i).some((c) => isHeading(c.name) || (ranks.get(c) ?? NO_HEADING) < named)) return at;
     at = next;
   }
+}
+
+const NO_HEADING = 7;
+
+/** For each child of `parent` that holds headings, the rank of its highest (1 for `h1`). */
+function headingRanks(tree: ContentTree, parent: Element): Map<Element, number> {
+  const ranks = new Map<Element, number>();
+  for (const h of tree.headings) {
+    let child: Element = h;
+    while (child.parent && child.parent !== parent) child = child.parent as Element;
+    if (child.parent !== parent) continue;
+    const rank = Number(h.name[1]);
+    if (rank < (ranks.get(child) ?? NO_HEADING)) ranks.set(child, rank);
+  }
+  return ranks;
 }
 
 const UTF8 = new TextDecoder();
