@@ -71,7 +71,7 @@ it('writes nothing again for the pages a refresh finds unchanged', async () => {
   });
 });
 
-it('gathers bodies into few writes, reads each back before and after it is written, and keeps a large one whole', () => {
+it('reads back bodies of every size in order, while gathered in memory and once written, and a large one whole', () => {
   const bodies = new PageBodies();
   try {
     const small = Array.from({ length: 300 }, (_, i) => `page ${i} é ${'x'.repeat(i * 37)}`);

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { DERIVED_FORMATS, type DerivedFormat, readHtml } from './convert.js';
+import { type Converted, DERIVED_FORMATS, type DerivedFormat, readHtml } from './convert.js';
 import type { ParsedPage } from './page-reader.js';
 
 /**
@@ -24,7 +24,11 @@ export interface KeptRead {
 /** Read a page (see readHtml) and encode its formats, on whichever thread runs it. */
 export function readForCrawl(page: string | Uint8Array, url: string, formats: readonly DerivedFormat[]): KeptRead {
   const { parsed, converted } = readHtml(page, url, formats);
-  if (!converted) return { parsed };
+  return converted ? { parsed, formats: encodeFormats(converted) } : { parsed };
+}
+
+/** A page's formats as UTF-8 bytes one after another (see KeptRead), with its headings. */
+export function encodeFormats(converted: Converted): NonNullable<KeptRead['formats']> {
   const lengths: [DerivedFormat, number][] = [];
   let total = 0;
   for (const f of DERIVED_FORMATS) {
@@ -38,7 +42,7 @@ export function readForCrawl(page: string | Uint8Array, url: string, formats: re
   const bytes = Buffer.allocUnsafeSlow(total);
   let at = 0;
   for (const [f, length] of lengths) at += bytes.write(converted[f] ?? '', at, length, 'utf8');
-  return { parsed, formats: { headings: converted.headings, bytes, lengths } };
+  return { headings: converted.headings, bytes, lengths };
 }
 
 /**

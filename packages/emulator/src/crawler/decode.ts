@@ -6,6 +6,7 @@
  * then UTF-8 if the bytes are valid UTF-8, else windows-1252. Node's `TextDecoder` (full ICU)
  * decodes every legacy encoding of the WHATWG list.
  */
+import { isUtf8 } from 'node:buffer';
 
 /** What the crawler does with a body. */
 export type BodyKind = 'html' | 'text' | 'xml' | 'other';
@@ -108,7 +109,7 @@ function metaCharset(bytes: Uint8Array): string | undefined {
 
 /** UTF-8 bytes without their byte order mark, as a decoder reads them. */
 export function withoutBom(bytes: Uint8Array): Uint8Array {
-  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+  return bomOf(bytes) === 'utf-8' ? bytes.subarray(3) : bytes;
 }
 
 /** The encoding to decode a body with, and why. */
@@ -121,12 +122,8 @@ export function detectEncoding(bytes: Uint8Array, type: BodyType): { encoding: s
     const meta = metaCharset(bytes);
     if (meta) return { encoding: meta, source: 'meta' };
   }
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    return { encoding: 'utf-8', source: 'sniffed' };
-  } catch {
-    return { encoding: 'windows-1252', source: 'sniffed' };
-  }
+  // Validated, not decoded: the page is decoded once, where it is read.
+  return { encoding: isUtf8(bytes) ? 'utf-8' : 'windows-1252', source: 'sniffed' };
 }
 
 /** windows-1252's 0x80–0x9F (WHATWG index); 0 where the byte maps to the C1 control of the same value. */
@@ -153,6 +150,10 @@ function decodeWindows1252(bytes: Uint8Array): string {
 /** The body as text, decoded as {@link detectEncoding} says (a BOM is not part of the text). */
 export function decodeText(bytes: Uint8Array, type: BodyType): { text: string; encoding: string } {
   const { encoding } = detectEncoding(bytes, type);
-  const text = encoding === 'windows-1252' ? decodeWindows1252(bytes) : new TextDecoder(encoding).decode(bytes);
-  return { text, encoding };
+  return { text: decodeAs(bytes, encoding), encoding };
+}
+
+/** The body as text in `encoding` (a WHATWG name, as detectEncoding gives it). */
+export function decodeAs(bytes: Uint8Array, encoding: string): string {
+  return encoding === 'windows-1252' ? decodeWindows1252(bytes) : new TextDecoder(encoding).decode(bytes);
 }

@@ -8,6 +8,7 @@ import { Parser } from 'htmlparser2';
 import { parseHTML } from 'linkedom';
 import type { BodyRef } from './bodies.js';
 import { convertPage, DERIVED_FORMATS, type DerivedFormat } from './convert.js';
+import { encodeFormats } from './converter.js';
 import type { PageRecord } from './types.js';
 
 export { convertPage } from './convert.js';
@@ -57,8 +58,8 @@ export function convertFormats(page: PageRecord, formats: readonly ContentFormat
   if (html === undefined) return;
   const missing = missingFormats(page, formats);
   if (missing.length === 0) return;
-  const { title: _title, headings, ...converted } = convertPage(html, page.url, missing);
-  keepFormats(page, converted);
+  const { headings, bytes, lengths } = encodeFormats(convertPage(html, page.url, missing));
+  keepEncoded(page, bytes, lengths);
   page.headings = headings;
 }
 
@@ -67,18 +68,7 @@ export function missingFormats(page: PageRecord, formats: readonly string[]): De
   return DERIVED_FORMATS.filter((f) => formats.includes(f) && page.formats?.[f] === undefined);
 }
 
-/** Keep formats of a page in its crawl's file of bodies. */
-export function keepFormats(page: PageRecord, converted: Partial<Record<ContentFormat, string>>): void {
-  const bodies = page.bodies;
-  if (!bodies) return;
-  const refs: Partial<Record<ContentFormat, BodyRef>> = { ...page.formats };
-  for (const [f, text] of Object.entries(converted) as [ContentFormat, string | undefined][]) {
-    if (text !== undefined) refs[f] = bodies.put(text);
-  }
-  page.formats = refs;
-}
-
-/** Keep formats of a page given as UTF-8 bytes one after another (see KeptRead): one write. */
+/** Keep formats of a page, given as UTF-8 bytes one after another (see KeptRead), in its crawl's file: one write. */
 export function keepEncoded(page: PageRecord, bytes: Uint8Array, lengths: readonly [ContentFormat, number][]): void {
   const bodies = page.bodies;
   if (!bodies) return;

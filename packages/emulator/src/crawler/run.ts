@@ -10,7 +10,7 @@ import { CONTENT_FORMATS, type ContentFormat } from 'cloud-browser/crawler';
 import { htmlText } from './convert.js';
 import { converter, formatOf } from './converter.js';
 import type { EmulatedCrawl } from './crawl.js';
-import { type BodyType, bodyType, decodeText, detectEncoding, withoutBom } from './decode.js';
+import { type BodyType, bodyType, decodeAs, decodeText, detectEncoding, withoutBom } from './decode.js';
 import { type FetchedPage, FetchFailure, type GetOptions, PageFetcher, RedirectRefused } from './fetch-page.js';
 import { contentOf, extract, keepEncoded, missingFormats, sitemapLocs } from './formats.js';
 import type { ParsedPage } from './page-reader.js';
@@ -445,7 +445,7 @@ export class CrawlRun {
   ): Promise<{ page: ParsedPage; indexText: string | undefined }> {
     const c = this.c;
     record.encoding = detectEncoding(body, type).encoding;
-    const html = record.encoding === 'utf-8' ? withoutBom(body) : decodeText(body, type).text;
+    const html = record.encoding === 'utf-8' ? withoutBom(body) : decodeAs(body, record.encoding);
     record.html ??= this.crawl.bodies.put(html);
     const missing = missingFormats(record, [
       ...(c.content_formats?.length ? c.content_formats : CONTENT_FORMATS),

@@ -38,6 +38,12 @@ const NUMBERING = /^\s*(?:(?:chapter|part|appendix|section)\s+[\dA-Z]+\.?\s+|(?:
 /** A page's fields, as the index scores them. */
 type Field = 'title' | 'headings' | 'body';
 const FIELDS: readonly Field[] = ['title', 'headings', 'body'];
+/** A value for each field. */
+const perField = <T>(value: (field: Field) => T): Record<Field, T> => ({
+  title: value('title'),
+  headings: value('headings'),
+  body: value('body'),
+});
 
 interface Doc {
   url: string;
@@ -135,8 +141,8 @@ export class SearchIndex implements Corpus {
       headings: tokens(headings.join(' ')),
       body: tokens(text),
     };
-    const terms = { title: countOf(words.title), headings: countOf(words.headings), body: countOf(words.body) };
-    const lengths = { title: words.title.length, headings: words.headings.length, body: words.body.length };
+    const terms = perField((f) => countOf(words[f]));
+    const lengths = perField((f) => words[f].length);
     for (const t of distinct(terms)) this.frequencies.set(t, this.df(t) + 1);
     for (const f of FIELDS) this.totalLengths[f] += lengths[f];
     this.byUrl.set(url, { url, title, text: read, lengths, terms });
@@ -158,10 +164,9 @@ export class SearchIndex implements Corpus {
     const q = [...new Set(tokens(query))];
     const n = corpus.docs;
     if (n === 0 || q.length === 0) return [];
-    const average = (f: Field) => corpus.totalLengths[f] / n || 1;
-    const avg = { title: average('title'), headings: average('headings'), body: average('body') };
+    const avg = perField((f) => corpus.totalLengths[f] / n || 1);
     const idf = new Map(q.map((t) => [t, Math.log(1 + (n - corpus.df(t) + 0.5) / (corpus.df(t) + 0.5))]));
-    const scored: { doc: Doc; score: number }[] = [];
+    const scored: { doc: Doc; score: number; text?: string }[] = [];
     for (const doc of this.byUrl.values()) {
       let score = 0;
       const norm = (f: Field) => 1 - FIELD_B[f] + (FIELD_B[f] * doc.lengths[f]) / avg[f];
@@ -177,16 +182,19 @@ export class SearchIndex implements Corpus {
     }
     scored.sort((a, b) => b.score - a.score);
     // The best candidates again, by how close together the query's words stand in them.
-    for (const hit of scored.slice(0, PROXIMITY_CANDIDATES))
-      hit.score *= 1 + PROXIMITY_WEIGHT * proximity(hit.doc.text(), q, idf);
+    // (Its text read from the crawl's file once, for this and for its passage.)
+    for (const hit of scored.slice(0, PROXIMITY_CANDIDATES)) {
+      hit.text = hit.doc.text();
+      hit.score *= 1 + PROXIMITY_WEIGHT * proximity(hit.text, q, idf);
+    }
     return scored
       .sort((a, b) => b.score - a.score || a.doc.url.localeCompare(b.doc.url))
       .slice(0, limit)
-      .map(({ doc, score }) => ({
+      .map(({ doc, score, text }) => ({
         url: doc.url,
         title: doc.title,
         score: Number(score.toFixed(4)),
-        snippet: passage(doc.text(), idf),
+        snippet: passage(text ?? doc.text(), idf),
       }));
   }
 }
@@ -239,10 +247,9 @@ export function proximity(text: string, query: readonly string[], idf: ReadonlyM
 
 /** The statistics of several indexes together: what one index over all their pages would have. */
 export function corpusOf(indexes: readonly SearchIndex[]): Corpus {
-  const sum = (f: Field) => indexes.reduce((n, i) => n + i.totalLengths[f], 0);
   return {
     docs: indexes.reduce((n, i) => n + i.docs, 0),
-    totalLengths: { title: sum('title'), headings: sum('headings'), body: sum('body') },
+    totalLengths: perField((f) => indexes.reduce((n, i) => n + i.totalLengths[f], 0)),
     df: (term) => indexes.reduce((n, i) => n + i.df(term), 0),
   };
 }
